@@ -1,0 +1,65 @@
+/** The one error catalogue of decisions.md: every error the service answers with is one of these. */
+export const errorCatalogue = {
+  invalid_json: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  insufficient_scope: 403,
+  not_found: 404,
+  replacement_failed: 409,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  protected_links_violation: 422,
+  unsupported_image: 422,
+  image_too_large: 422,
+  idempotency_key_reused: 422,
+  rate_limited: 429,
+  edit_limit_exceeded: 429,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ProtectedLink {
+  type: 'backlink' | 'internal';
+  href: string;
+  text: string;
+}
+
+/** Extra members an Error body may carry besides `error` and `message`. */
+export interface ErrorDetails {
+  protected_links?: ProtectedLink[];
+  limit?: number;
+  fields?: Record<string, string[]>;
+  failures?: { index: number; matches: number }[];
+}
+
+export interface ErrorBody extends ErrorDetails {
+  error: ErrorCode;
+  message: string;
+}
+
+/** An error as a value: thrown by services, turned into an Error body by each channel. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.code = code;
+    this.status = errorCatalogue[code];
+    this.details = details;
+  }
+
+  toBody(): ErrorBody {
+    return { error: this.code, message: this.message, ...this.details };
+  }
+}
+
+export const notFound = (what: 'site' | 'article'): AppError =>
+  new AppError('not_found', `No ${what} with this id on your account.`);
+
+export const validationFailed = (fields: Record<string, string[]>): AppError =>
+  new AppError('validation_failed', 'The request is invalid; see fields.', { fields });
