@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+const optionalUrl = z.url().optional();
+
+const settingsSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  MCP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: optionalUrl,
+  PUBLIC_URL: optionalUrl,
+  MCP_PUBLIC_URL: optionalUrl,
+  MEDIA_STORE: z.enum(['fs', 'db']).default('fs'),
+  MAX_IMAGE_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ALLOW_SIGNUP: z.enum(['true', 'false']).default('false'),
+  DEMO_DATA: z.enum(['auto', 'off']).default('auto'),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+});
+
+export interface Settings {
+  production: boolean;
+  host: string;
+  port: number;
+  mcpPort: number | undefined;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  /** Public base address of the service, never derived from a request. */
+  publicUrl: string;
+  /** Public address of the MCP endpoint (the OAuth resource identifier). */
+  mcpPublicUrl: string;
+  mediaStore: 'fs' | 'db';
+  maxImageBytes: number;
+  logLevel: string;
+  allowSignup: boolean;
+  loadDemoData: boolean;
+  /** Behind a load balancer: take the client address from X-Forwarded-For. */
+  trustProxy: boolean;
+}
+
+const withoutTrailingSlash = (url: string): string => url.replace(/\/+$/, '');
+
+/** Typed settings from the environment; throws with every invalid variable named. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const parsed = settingsSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const publicUrl = withoutTrailingSlash(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`);
+  return {
+    production: e.NODE_ENV === 'production',
+    host: e.HOST,
+    port: e.PORT,
+    mcpPort: e.MCP_PORT,
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    publicUrl,
+    mcpPublicUrl: withoutTrailingSlash(e.MCP_PUBLIC_URL ?? `${publicUrl}/mcp`),
+    mediaStore: e.MEDIA_STORE,
+    maxImageBytes: e.MAX_IMAGE_BYTES,
+    logLevel: e.LOG_LEVEL,
+    allowSignup: e.ALLOW_SIGNUP === 'true',
+    loadDemoData: e.DEMO_DATA === 'auto' && e.NODE_ENV !== 'production',
+    trustProxy: e.TRUST_PROXY === 'true',
+  };
+}

@@ -1,0 +1,37 @@
+/** The service's clock, injected so that periods and windows can be tested at any instant. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** RFC 3339 UTC with `Z`, second precision: the one timestamp format of the interface. */
+export function toTimestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** `YYYY-MM-DD` of a date in UTC. */
+export function toDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+const dayPattern = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Parses a `YYYY-MM-DD` calendar day (UTC); undefined when it is not a real day. */
+export function parseDay(value: string): Date | undefined {
+  const m = dayPattern.exec(value);
+  if (!m) return undefined;
+  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return toDay(date) === value ? date : undefined;
+}
+
+export function addDays(date: Date, days: number): Date {
+  return new Date(date.getTime() + days * 86_400_000);
+}
+
+/** Half-open timestamp bounds `[start, end)` covering the inclusive days `from`..`to`. */
+export function dayRangeBounds(from: string, to: string): { start: string; end: string } {
+  const toDate = parseDay(to);
+  if (!toDate) throw new RangeError(`not a day: ${to}`);
+  return { start: `${from}T00:00:00Z`, end: `${toDay(addDays(toDate, 1))}T00:00:00Z` };
+}

@@ -1,0 +1,49 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: DialectName;
+}
+
+/** Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. */
+function postgresPool(url: string): pg.Pool {
+  const types = pg.types;
+  types.setTypeParser(types.builtins.INT8, (v) => Number(v));
+  return new pg.Pool({ connectionString: url, max: 10 });
+}
+
+/** Opens the database named by `DATABASE_URL` (postgres://…) or SQLite under `dataDir`. */
+export function connect(databaseUrl: string | undefined, dataDir: string): Db {
+  if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
+    return {
+      dialect: 'postgres',
+      kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(databaseUrl) }) }),
+    };
+  }
+  let file: string;
+  if (databaseUrl?.startsWith('sqlite:')) {
+    file = databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '');
+  } else {
+    mkdirSync(dataDir, { recursive: true });
+    file = join(dataDir, 'anchorage.sqlite');
+  }
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return { dialect: 'sqlite', kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+}
+
+/** A unique-constraint violation on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+}

@@ -1,0 +1,39 @@
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { DialectName } from '../connect.js';
+
+/** What a migration gets: the database and its dialect, for the few statements that differ. */
+export interface MigrationContext {
+  // Migrations run against the schema as it was, not as the current types describe it.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>;
+  dialect: DialectName;
+}
+
+export interface AnchorageMigration {
+  name: string;
+  up(ctx: MigrationContext): Promise<void>;
+}
+
+/** An auto-incrementing integer primary key on either database. */
+export function withId<T extends string>(
+  table: CreateTableBuilder<T, never>,
+  dialect: DialectName,
+): CreateTableBuilder<T, 'id'> {
+  return table.addColumn('id', 'integer', (c: ColumnDefinitionBuilder) =>
+    dialect === 'postgres' ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement(),
+  );
+}
+
+/** A descending index whose NULLs sort last on both databases (SQLite already sorts them last). */
+export async function createDescendingIndex(
+  ctx: MigrationContext,
+  name: string,
+  table: string,
+  leading: string[],
+  descending: string,
+): Promise<void> {
+  const nulls = ctx.dialect === 'postgres' ? ' nulls last' : '';
+  const columns = [...leading, `${descending} desc${nulls}`, 'id desc'].join(', ');
+  await sql.raw(`create index ${name} on ${table} (${columns})`).execute(ctx.db);
+}

@@ -1,0 +1,140 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+import type { AnchorType, ArticleStatus, BacklinkCategory, BacklinkStatus } from '../core/values.js';
+
+/** Timestamps are ISO-8601 UTC text, booleans 0/1: the same on SQLite and PostgreSQL. */
+type Timestamp = string;
+type Flag = number;
+
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  account_id: number;
+  email: string;
+  password_hash: string;
+  staff: Flag;
+  created_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  name: string;
+  /** SHA-256 of the key, hex; the key itself is never stored. */
+  key_hash: string;
+  /** The first characters of the key, shown in the UI to recognise it. */
+  display_prefix: string;
+  read_only: Flag;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface SitesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string | null;
+  website_url: string | null;
+  /** Lower-cased copy of website_url for case-insensitive search on both databases. */
+  website_url_lc: string | null;
+  language: string | null;
+  country: string | null;
+  geographic_scope: string | null;
+  industry: string | null;
+  created_at: Timestamp;
+}
+
+export interface ArticlesTable {
+  id: Generated<number>;
+  site_id: number;
+  account_id: number;
+  title: string | null;
+  url: string | null;
+  status: ArticleStatus | null;
+  published_at: Timestamp | null;
+  target_keyword: string | null;
+  word_count: number | null;
+  featured_image_url: string | null;
+  meta_description: string | null;
+  body: string;
+  current_revision_id: number | null;
+  /** Bumped on every change; the ETag is derived from it. */
+  version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface BacklinksTable {
+  id: Generated<number>;
+  site_id: number;
+  account_id: number;
+  acquired_at: Timestamp | null;
+  source_domain: string | null;
+  source_url: string | null;
+  target_url: string | null;
+  anchor_text: string | null;
+  anchor_type: AnchorType | null;
+  status: BacklinkStatus | null;
+  category: BacklinkCategory;
+}
+
+export interface RevisionsTable {
+  id: Generated<number>;
+  article_id: number;
+  account_id: number;
+  title: string | null;
+  body: string;
+  meta_description: string | null;
+  featured_image_url: string | null;
+  origin: 'api' | 'mcp' | 'editor' | 'rewrite';
+  user_id: number | null;
+  api_key_id: number | null;
+  mcp_grant_id: number | null;
+  reason: string | null;
+  created_at: Timestamp;
+}
+
+export interface ActivityLogTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  account_id: number | null;
+  user_id: number | null;
+  api_key_id: number | null;
+  mcp_grant_id: number | null;
+  channel: 'api' | 'mcp';
+  operation: string | null;
+  method: string | null;
+  path: string | null;
+  tool: string | null;
+  status: number;
+  error: string | null;
+  duration_ms: number;
+  client_ip: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  sites: SitesTable;
+  articles: ArticlesTable;
+  backlinks: BacklinksTable;
+  revisions: RevisionsTable;
+  activity_log: ActivityLogTable;
+}
+
+export type Account = Selectable<AccountsTable>;
+export type User = Selectable<UsersTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type SiteRow = Selectable<SitesTable>;
+export type ArticleRow = Selectable<ArticlesTable>;
+export type BacklinkRow = Selectable<BacklinksTable>;
+export type RevisionRow = Selectable<RevisionsTable>;
+export type NewActivity = Insertable<ActivityLogTable>;

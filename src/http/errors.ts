@@ -1,0 +1,67 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, type ErrorBody, notFound, validationFailed } from '../core/errors.js';
+
+/** Collects zod issues as `field path → messages`, the `fields` of validation_failed. */
+export function fieldsOf(issues: { path: readonly PropertyKey[]; message: string }[], prefix: string[] = []) {
+  const fields: Record<string, string[]> = {};
+  for (const issue of issues) {
+    const key = [...prefix, ...issue.path.map(String)].join('.') || '(body)';
+    (fields[key] ??= []).push(issue.message);
+  }
+  return fields;
+}
+
+/** Maps anything thrown while serving a request to one error of the catalogue. */
+export function toAppError(error: unknown, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError;
+  if (hasZodFastifySchemaValidationErrors(fastifyError)) {
+    // A path id that is not an integer names no resource.
+    if (fastifyError.validationContext === 'params') return notFound(request.url.includes('/sites/') ? 'site' : 'article');
+    const issues = fastifyError.validation.map((v) => ({
+      path: v.instancePath.split('/').filter(Boolean),
+      message: v.message ?? 'Invalid value.',
+    }));
+    return validationFailed(fieldsOf(issues));
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new AppError('payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? new AppError('unsupported_media_type', 'Send the request body as application/json.')
+        : new AppError('invalid_json', 'The request body does not match its Content-Length.');
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new AppError('invalid_json', 'The request body is not valid JSON.');
+  }
+  return new AppError('internal_error', 'Something went wrong on our side; the request id is in the logs.');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  request.errorCode = error.code;
+  const body: ErrorBody = error.toBody();
+  return reply.code(error.status).type('application/json; charset=utf-8').send(body);
+}
+
+/** One error handler for the whole app: every error leaves as an Error body, never a stack or SQL. */
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error, request);
+    if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    return sendError(request, reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+});

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { articleStatuses } from '../core/values.js';
+import {
+  articleId,
+  articleSchema,
+  articleWithBodySchema,
+  backlinkSchema,
+  dateRangeParams,
+  pageOf,
+  pageParams,
+  single,
+  siteId,
+  siteSchema,
+  statsSchema,
+} from './schemas.js';
+import { defineOperation } from './types.js';
+
+const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+const pagingNote = 'Paginated: page (default 1) and per_page (default 25, at most 100); meta.total and meta.last_page tell how many there are.';
+
+export const listSites = defineOperation({
+  name: 'listSites',
+  summary: 'List the websites of the account',
+  description:
+    'Lists the websites of the key’s account, ordered by id. Admin keys list every account and may filter by `account` (a customer user id or e-mail) and `website` (part of the website URL, case-insensitive); other keys get 403 `forbidden` for those filters.',
+  rest: { method: 'GET', path: '/sites' },
+  tool: {
+    name: 'list_sites',
+    title: 'List websites',
+    description: `Lists the websites of the signed-in account (id, name, website_url, language, country, geographic_scope, industry), ordered by id. Use a site's id with list_articles, list_backlinks and get_stats. ${pagingNote}`,
+    annotations: readOnly,
+  },
+  input: z.object({
+    account: z.string().min(1).optional().describe('Admin keys only: a customer user id or e-mail.'),
+    website: z.string().min(1).optional().describe('Admin keys only: part of the website URL.'),
+    ...pageParams,
+  }),
+  output: pageOf(siteSchema),
+  errors: ['forbidden', 'validation_failed', 'rate_limited'],
+  scope: 'read',
+  handler: async (input, { actor, services }) => ({ body: await services.sites.list(actor, input) }),
+});
+
+export const listArticles = defineOperation({
+  name: 'listArticles',
+  summary: 'List articles of a website',
+  description:
+    'Lists the articles of one website, newest `published_at` first (articles without one last), then by id descending. `from`/`to` filter on `published_at`, inclusive UTC days, and exclude articles without one; `status` is one of draft, scheduled, published, archived.',
+  rest: { method: 'GET', path: '/sites/{id}/articles', pathId: 'site_id' },
+  tool: {
+    name: 'list_articles',
+    title: 'List articles of a website',
+    description: `Lists a website's articles (title, url, status, published_at, target_keyword, word_count, featured_image_url), newest first, without bodies; use get_article for the HTML. Optional filters: from/to (YYYY-MM-DD, inclusive, on published_at; drafts have none and are left out) and status (draft, scheduled, published, archived). ${pagingNote} A site that is not on the account gives not_found.`,
+    annotations: readOnly,
+  },
+  input: z.object({
+    site_id: siteId,
+    ...dateRangeParams,
+    status: z.enum(articleStatuses).optional().describe('Only articles with this status.'),
+    ...pageParams,
+  }),
+  output: pageOf(articleSchema),
+  errors: ['not_found', 'validation_failed', 'rate_limited'],
+  scope: 'read',
+  handler: async ({ site_id, ...filters }, { actor, services }) => ({
+    body: await services.articles.list(actor, site_id, filters),
+  }),
+});
+
+export const getArticle = defineOperation({
+  name: 'getArticle',
+  summary: 'Get an article with its HTML body',
+  description:
+    'Returns one article with its HTML body, meta description and the protected links in the body (links the service inserted, marked `data-service-protected`, which no edit may remove or rewrite). The `ETag` header can be sent back as `If-Match` on writes.',
+  rest: { method: 'GET', path: '/articles/{id}', pathId: 'article_id' },
+  tool: {
+    name: 'get_article',
+    title: 'Read an article',
+    description:
+      'Returns one article with its full HTML body, meta_description and protected_links: the backlinks and internal links the service inserted (marked data-service-protected in the body). Any edit must keep each of them exactly (href, text, attributes) or it is refused. Read the body here before using update_article with replacements: finds are matched against this exact string. Unknown ids and articles of other accounts give not_found.',
+    annotations: readOnly,
+  },
+  input: z.object({ article_id: articleId }),
+  output: single(articleWithBodySchema),
+  errors: ['not_found', 'rate_limited'],
+  scope: 'read',
+  handler: async ({ article_id }, { actor, services }) => {
+    const { article, etag } = await services.articles.get(actor, article_id);
+    return { body: { data: article }, etag };
+  },
+});
+
+export const listBacklinks = defineOperation({
+  name: 'listBacklinks',
+  summary: 'List backlinks acquired for a website',
+  description:
+    'Lists the backlinks acquired for one website, newest `acquired_at` first. `from`/`to` filter on `acquired_at`, inclusive UTC days. `category` tells industry from local backlinks.',
+  rest: { method: 'GET', path: '/sites/{id}/backlinks', pathId: 'site_id' },
+  tool: {
+    name: 'list_backlinks',
+    title: 'List backlinks of a website',
+    description: `Lists the backlinks acquired for a website (acquired_at, source_domain, source_url, target_url, anchor_text, anchor_type, status pending/live/lost, category industry/local), newest first. Optional from/to (YYYY-MM-DD, inclusive, on acquired_at). ${pagingNote} Backlinks are read-only.`,
+    annotations: readOnly,
+  },
+  input: z.object({ site_id: siteId, ...dateRangeParams, ...pageParams }),
+  output: pageOf(backlinkSchema),
+  errors: ['not_found', 'validation_failed', 'rate_limited'],
+  scope: 'read',
+  handler: async ({ site_id, ...filters }, { actor, services }) => ({
+    body: await services.backlinks.list(actor, site_id, filters),
+  }),
+});
+
+export const getStats = defineOperation({
+  name: 'getStats',
+  summary: 'Article and backlink counts for a period',
+  description:
+    'Counts published articles and acquired backlinks (split industry/local) of one website in a period. Give either `period` (this_month, last_month, last_30_days, YYYY-MM or YYYY-MM-DD) or both `from` and `to`; giving both kinds, or only one of from/to, is a 422. Without either, the period is this_month. Days are UTC; the response gives the resolved dates.',
+  rest: { method: 'GET', path: '/sites/{id}/stats', pathId: 'site_id' },
+  tool: {
+    name: 'get_stats',
+    title: 'Monthly report numbers',
+    description:
+      'Counts for a website in a period, for monthly reporting: articles_published (status published, published_at in range) and backlinks_acquired with backlinks_industry and backlinks_local. Give period (this_month, last_month, last_30_days, YYYY-MM, YYYY-MM-DD) or both from and to (YYYY-MM-DD, inclusive), never both; nothing means this_month. Dates are UTC. Invalid combinations give validation_failed.',
+    annotations: readOnly,
+  },
+  input: z.object({
+    site_id: siteId,
+    period: z
+      .string()
+      .optional()
+      .describe('this_month, last_month, last_30_days, a month YYYY-MM or a day YYYY-MM-DD.')
+      .meta({ example: '2026-10' }),
+    ...dateRangeParams,
+  }),
+  output: single(statsSchema),
+  errors: ['not_found', 'validation_failed', 'rate_limited'],
+  scope: 'read',
+  handler: async ({ site_id, ...period }, { actor, services }) => ({
+    body: { data: await services.stats.get(actor, site_id, period) },
+  }),
+});
+
+export const readOperations = [listSites, listArticles, getArticle, listBacklinks, getStats];

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { errorCatalogue } from '../core/errors.js';
+import { parseDay } from '../core/time.js';
+import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, protectedLinkTypes } from '../core/values.js';
+
+/** Request-side building blocks, shared by every operation so bounds are stated once. */
+export const pageParams = {
+  page: z.coerce.number().int().min(1).default(1).describe('Page number, from 1.').meta({ example: 1 }),
+  per_page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(25)
+    .describe('Items per page, 1 to 100.')
+    .meta({ example: 25 }),
+};
+
+export const day = z
+  .string()
+  .refine((v) => parseDay(v) !== undefined, 'Must be a date YYYY-MM-DD.')
+  .meta({ format: 'date', example: '2026-10-01' });
+
+export const dateRangeParams = {
+  from: day.optional().describe('First day, inclusive (UTC), YYYY-MM-DD.'),
+  to: day.optional().describe('Last day, inclusive (UTC), YYYY-MM-DD.'),
+};
+
+export const siteId = z.coerce.number().int().min(1).describe('Website id.').meta({ example: 1 });
+export const articleId = z.coerce.number().int().min(1).describe('Article id.').meta({ example: 42 });
+
+const timestamp = z
+  .string()
+  .meta({ format: 'date-time', example: '2026-10-01T09:00:00Z' })
+  .describe('RFC 3339 UTC date-time, second precision.');
+
+/** Resources, exactly the fields of the interface. */
+export const siteSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string().nullable(),
+    website_url: z.string().nullable(),
+    language: z.string().nullable(),
+    country: z.string().nullable(),
+    geographic_scope: z.string().nullable(),
+    industry: z.string().nullable(),
+  })
+  .meta({
+    id: 'Site',
+    example: {
+      id: 1,
+      name: 'Bright Smile Dental',
+      website_url: 'https://brightsmile.example',
+      language: 'en',
+      country: 'US',
+      geographic_scope: 'local',
+      industry: 'Dental care',
+    },
+  });
+
+export const articleSchema = z
+  .object({
+    id: z.number().int(),
+    site_id: z.number().int(),
+    title: z.string().nullable(),
+    url: z.string().nullable(),
+    status: z.enum(articleStatuses).nullable(),
+    published_at: timestamp.nullable(),
+    target_keyword: z.string().nullable(),
+    word_count: z.number().int().nullable(),
+    featured_image_url: z.string().nullable(),
+  })
+  .meta({
+    id: 'Article',
+    example: {
+      id: 42,
+      site_id: 1,
+      title: 'How Often Should You Get a Dental Check-Up?',
+      url: 'https://brightsmile.example/blog/dental-check-up',
+      status: 'published',
+      published_at: '2026-10-01T09:00:00Z',
+      target_keyword: 'dental check-up',
+      word_count: 812,
+      featured_image_url: 'https://images.example.com/check-up.jpg',
+    },
+  });
+
+export const protectedLinkSchema = z
+  .object({
+    type: z.enum(protectedLinkTypes),
+    href: z.string(),
+    text: z.string(),
+  })
+  .meta({ id: 'ProtectedLink', example: { type: 'backlink', href: 'https://partner.example/', text: 'family dentist' } });
+
+export const articleWithBodySchema = articleSchema
+  .extend({
+    meta_description: z.string().nullable(),
+    body: z.string().describe('The article HTML.'),
+    protected_links: z.array(protectedLinkSchema).describe('Inserted links that must not be removed or rewritten.'),
+  })
+  .meta({
+    id: 'ArticleWithBody',
+    example: {
+      id: 42,
+      site_id: 1,
+      title: 'How Often Should You Get a Dental Check-Up?',
+      url: 'https://brightsmile.example/blog/dental-check-up',
+      status: 'published',
+      published_at: '2026-10-01T09:00:00Z',
+      target_keyword: 'dental check-up',
+      word_count: 12,
+      featured_image_url: null,
+      meta_description: 'Twice a year is the rule of thumb.',
+      body: '<p>See a <a href="https://partner.example/" data-service-protected="backlink">family dentist</a> twice a year.</p>',
+      protected_links: [{ type: 'backlink', href: 'https://partner.example/', text: 'family dentist' }],
+    },
+  });
+
+export const backlinkSchema = z
+  .object({
+    id: z.number().int(),
+    acquired_at: timestamp.nullable(),
+    source_domain: z.string().nullable(),
+    source_url: z.string().nullable(),
+    target_url: z.string().nullable(),
+    anchor_text: z.string().nullable(),
+    anchor_type: z.enum(anchorTypes).nullable(),
+    status: z.enum(backlinkStatuses).nullable(),
+    category: z.enum(backlinkCategories),
+  })
+  .meta({
+    id: 'Backlink',
+    example: {
+      id: 7,
+      acquired_at: '2026-09-14T10:30:00Z',
+      source_domain: 'healthdirectory.example',
+      source_url: 'https://healthdirectory.example/dentists/springfield',
+      target_url: 'https://brightsmile.example/',
+      anchor_text: 'Springfield dentist',
+      anchor_type: 'partial',
+      status: 'live',
+      category: 'local',
+    },
+  });
+
+export const statsSchema = z
+  .object({
+    site_id: z.number().int(),
+    from: z.string().meta({ format: 'date' }),
+    to: z.string().meta({ format: 'date' }),
+    articles_published: z.number().int(),
+    backlinks_acquired: z.number().int(),
+    backlinks_industry: z.number().int(),
+    backlinks_local: z.number().int(),
+  })
+  .meta({
+    id: 'Stats',
+    example: {
+      site_id: 1,
+      from: '2026-10-01',
+      to: '2026-10-31',
+      articles_published: 9,
+      backlinks_acquired: 31,
+      backlinks_industry: 12,
+      backlinks_local: 19,
+    },
+  });
+
+export const pageMetaSchema = z
+  .object({
+    page: z.number().int(),
+    per_page: z.number().int(),
+    total: z.number().int(),
+    last_page: z.number().int(),
+  })
+  .meta({ id: 'PageMeta', example: { page: 1, per_page: 25, total: 120, last_page: 5 } });
+
+export const errorSchema = z
+  .object({
+    error: z.enum(Object.keys(errorCatalogue) as [keyof typeof errorCatalogue, ...(keyof typeof errorCatalogue)[]]),
+    message: z.string(),
+    protected_links: z.array(protectedLinkSchema).optional(),
+    limit: z.number().int().optional(),
+    fields: z.record(z.string(), z.array(z.string())).optional().describe('validation_failed: messages per field path.'),
+    failures: z
+      .array(z.object({ index: z.number().int(), matches: z.number().int() }))
+      .optional()
+      .describe('replacement_failed: every failing replacement with its match count.'),
+  })
+  .meta({ id: 'Error', example: { error: 'not_found', message: 'No article with this id on your account.' } });
+
+export const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), meta: pageMetaSchema });
+export const single = <T extends z.ZodType>(item: T) => z.object({ data: item });

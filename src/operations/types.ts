@@ -1,0 +1,66 @@
+import type { z } from 'zod';
+import type { ErrorCode } from '../core/errors.js';
+import type { Actor, Scope } from '../services/actor.js';
+import type { Services } from '../services/index.js';
+
+/** What the transport hands an operation besides its input. */
+export interface OperationContext {
+  actor: Actor;
+  services: Services;
+  /** `If-Match` and `Idempotency-Key`, where the transport has them. */
+  preconditions: { ifMatch?: string; idempotencyKey?: string };
+}
+
+export interface OperationResult<T> {
+  body: T;
+  /** Sent as the `ETag` header over REST. */
+  etag?: string;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * One public operation, declared once. REST routes, the OpenAPI document and the MCP tools are
+ * all generated from these fields, so the three cannot drift apart.
+ */
+export interface Operation<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodType = z.ZodType> {
+  /** The interface's operation name, e.g. `listArticles`. */
+  name: string;
+  summary: string;
+  /** For people reading the OpenAPI document. */
+  description: string;
+  rest: {
+    method: 'GET' | 'PUT' | 'PATCH' | 'POST';
+    /** OpenAPI-style path under /api/v1, e.g. `/sites/{id}/articles`. */
+    path: string;
+    /** The input field that the path's `{id}` carries. */
+    pathId?: keyof z.infer<Input> & string;
+    /** Input fields sent in the query string of a write (GET sends every field there). */
+    queryFields?: (keyof z.infer<Input> & string)[];
+  };
+  tool: {
+    name: string;
+    title: string;
+    /** Written for a model: what it does, its limits, what its errors mean. */
+    description: string;
+    annotations: ToolAnnotations;
+  };
+  /** Every input field, flat: path id, query and body together (the MCP tool's input). */
+  input: Input;
+  /** The 200 response body. */
+  output: Output;
+  /** The errors this operation can answer with, besides 401 and 500. */
+  errors: ErrorCode[];
+  scope: Scope;
+  handler(input: z.output<Input>, ctx: OperationContext): Promise<OperationResult<z.input<Output>>>;
+}
+
+/** Keeps each declaration's own types while the list holds them all. */
+export const defineOperation = <Input extends z.ZodObject, Output extends z.ZodType>(
+  operation: Operation<Input, Output>,
+): Operation => operation as unknown as Operation;

@@ -1,0 +1,41 @@
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import type { Settings } from './config.js';
+import { type Clock, systemClock } from './core/time.js';
+import { connect } from './db/connect.js';
+import { migrate } from './db/migrate.js';
+import { createServices, type Services } from './services/index.js';
+
+export interface Runtime {
+  settings: Settings;
+  services: Services;
+  logger: pino.Logger;
+  close(): Promise<void>;
+}
+
+/** Opens the database (migrated), Redis when configured, and the services over them. */
+export async function openRuntime(settings: Settings, options: { clock?: Clock; logger?: pino.Logger } = {}): Promise<Runtime> {
+  const logger = options.logger ?? pino({ level: settings.logLevel });
+  const db = connect(settings.databaseUrl, settings.dataDir);
+  await migrate(db);
+  const redis = settings.redisUrl
+    ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    : undefined;
+  redis?.on('error', (error) => logger.warn({ err: error }, 'redis unavailable; limits fall back to memory'));
+  const services = createServices({
+    db,
+    clock: options.clock ?? systemClock,
+    redis,
+    onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),
+  });
+  return {
+    settings,
+    services,
+    logger,
+    async close() {
+      await services.activity.flush();
+      redis?.disconnect();
+      await db.kysely.destroy();
+    },
+  };
+}

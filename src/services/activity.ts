@@ -1,0 +1,111 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../core/time.js';
+import { toTimestamp } from '../core/time.js';
+import type { Database, NewActivity } from '../db/schema.js';
+import type { Actor, RequestInfo } from './actor.js';
+import { credentialColumns } from './actor.js';
+import { type PageRequest, paginate } from './pagination.js';
+
+export interface Outcome {
+  status: number;
+  error: string | null;
+}
+
+/** How a call ended, for its activity record. */
+export interface ActivityEntry {
+  actor: Actor | null;
+  channel: 'api' | 'mcp';
+  request: RequestInfo;
+  outcome: Outcome;
+}
+
+const flushIntervalMs = 1_000;
+const flushBatchSize = 200;
+
+export interface ActivityFilters {
+  channel?: 'api' | 'mcp';
+  apiKeyId?: number;
+  mcpGrantId?: number;
+  status?: 'success' | 'error';
+  from?: string;
+  to?: string;
+}
+
+/**
+ * The activity log. Read calls are buffered and written in batches (within a second, and on
+ * close) so logging never slows them; writes are logged inside their own transaction instead.
+ */
+export class ActivityLog {
+  private buffer: NewActivity[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  row(entry: ActivityEntry): NewActivity {
+    const { actor, request, outcome } = entry;
+    return {
+      created_at: toTimestamp(new Date(request.startedAt)),
+      account_id: actor?.accountId ?? null,
+      user_id: actor?.userId ?? null,
+      ...(actor ? credentialColumns(actor) : { api_key_id: null, mcp_grant_id: null }),
+      channel: entry.channel,
+      operation: request.operation,
+      method: request.method,
+      path: request.path,
+      tool: request.tool,
+      status: outcome.status,
+      error: outcome.error,
+      duration_ms: Math.max(0, Math.round(this.clock.now().getTime() - request.startedAt)),
+      client_ip: request.clientIp,
+      user_agent: request.userAgent?.slice(0, 500) ?? null,
+      request_id: request.id,
+    };
+  }
+
+  /** Queues a record; it reaches the database within a second. */
+  record(entry: ActivityEntry): void {
+    this.buffer.push(this.row(entry));
+    if (this.buffer.length >= flushBatchSize) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), flushIntervalMs);
+  }
+
+  /** Writes a record in the caller's transaction, beside the change it logs. */
+  async recordIn(trx: Transaction<Database>, entry: ActivityEntry): Promise<void> {
+    await trx.insertInto('activity_log').values(this.row(entry)).execute();
+  }
+
+  /** Writes everything queued so far. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer;
+    this.buffer = [];
+    this.flushing = this.flushing.then(async () => {
+      if (batch.length === 0) return;
+      try {
+        await this.db.insertInto('activity_log').values(batch).execute();
+      } catch (error) {
+        this.onError(error);
+      }
+    });
+    return this.flushing;
+  }
+
+  async list(accountId: number | null, filters: ActivityFilters, page: PageRequest) {
+    let query = this.db.selectFrom('activity_log');
+    if (accountId !== null) query = query.where('account_id', '=', accountId);
+    if (filters.channel) query = query.where('channel', '=', filters.channel);
+    if (filters.apiKeyId !== undefined) query = query.where('api_key_id', '=', filters.apiKeyId);
+    if (filters.mcpGrantId !== undefined) query = query.where('mcp_grant_id', '=', filters.mcpGrantId);
+    if (filters.status === 'success') query = query.where('status', '<', 400);
+    if (filters.status === 'error') query = query.where('status', '>=', 400);
+    if (filters.from) query = query.where('created_at', '>=', `${filters.from}T00:00:00Z`);
+    if (filters.to) query = query.where('created_at', '<=', `${filters.to}T23:59:59Z`);
+    return paginate(query.selectAll().orderBy('id', 'desc'), query, page, (row) => row);
+  }
+}

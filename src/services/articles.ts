@@ -1,0 +1,127 @@
+import type { Kysely } from 'kysely';
+import { AppError, notFound } from '../core/errors.js';
+import { protectedLinksOf } from '../core/html.js';
+import type { ProtectedLink } from '../core/errors.js';
+import { checkedDayRange } from '../core/periods.js';
+import { dayRangeBounds } from '../core/time.js';
+import type { ArticleStatus } from '../core/values.js';
+import type { ArticleRow, Database } from '../db/schema.js';
+import type { Actor } from './actor.js';
+import { type Page, type PageRequest, paginate } from './pagination.js';
+import { readsEveryAccount, type SitesService } from './sites.js';
+
+
+export interface Article {
+  id: number;
+  site_id: number;
+  title: string | null;
+  url: string | null;
+  status: ArticleStatus | null;
+  published_at: string | null;
+  target_keyword: string | null;
+  word_count: number | null;
+  featured_image_url: string | null;
+}
+
+export interface ArticleWithBody extends Article {
+  meta_description: string | null;
+  body: string;
+  protected_links: ProtectedLink[];
+}
+
+export interface ArticleFilters extends PageRequest {
+  from?: string;
+  to?: string;
+  status?: ArticleStatus;
+}
+
+const listColumns = [
+  'id',
+  'site_id',
+  'title',
+  'url',
+  'status',
+  'published_at',
+  'target_keyword',
+  'word_count',
+  'featured_image_url',
+] as const;
+
+export function toArticle(row: Pick<ArticleRow, (typeof listColumns)[number]>): Article {
+  return {
+    id: row.id,
+    site_id: row.site_id,
+    title: row.title,
+    url: row.url,
+    status: row.status,
+    published_at: row.published_at,
+    target_keyword: row.target_keyword,
+    word_count: row.word_count,
+    featured_image_url: row.featured_image_url,
+  };
+}
+
+export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
+  return {
+    ...toArticle(row),
+    meta_description: row.meta_description,
+    body: row.body,
+    protected_links: protectedLinksOf(row.body),
+  };
+}
+
+/** A strong validator of an article's stored state, for ETag and If-Match. */
+export const articleETag = (row: Pick<ArticleRow, 'id' | 'version'>): string => `"a${row.id}-v${row.version}"`;
+
+export class ArticlesService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly sites: SitesService,
+  ) {}
+
+  async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
+    if (filters.from !== undefined && filters.to !== undefined) checkedDayRange(filters.from, filters.to);
+    await this.sites.visible(actor, siteId);
+    let query = this.db.selectFrom('articles').where('site_id', '=', siteId);
+    if (filters.status !== undefined) query = query.where('status', '=', filters.status);
+    if (filters.from !== undefined && filters.to !== undefined) {
+      const { start, end } = dayRangeBounds(filters.from, filters.to);
+      query = query.where('published_at', '>=', start).where('published_at', '<', end);
+    } else if (filters.from !== undefined) {
+      query = query.where('published_at', '>=', `${filters.from}T00:00:00Z`);
+    } else if (filters.to !== undefined) {
+      query = query.where('published_at', '<', dayRangeBounds(filters.to, filters.to).end);
+    }
+    const ordered = query
+      .select(listColumns)
+      .orderBy('published_at', (ob) => ob.desc().nullsLast())
+      .orderBy('id', 'desc');
+    return paginate(ordered, query, filters, toArticle);
+  }
+
+  async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {
+    const row = await this.visible(actor, articleId);
+    return { article: toArticleWithBody(row), etag: articleETag(row) };
+  }
+
+  /** The stored article if the actor may read it; another account's is "not found". */
+  async visible(actor: Actor, articleId: number): Promise<ArticleRow> {
+    let query = this.db.selectFrom('articles').selectAll().where('id', '=', articleId);
+    if (!readsEveryAccount(actor)) query = query.where('account_id', '=', actor.accountId);
+    const row = await query.executeTakeFirst();
+    if (!row) throw notFound('article');
+    return row;
+  }
+
+  /** The article if the actor may change it: admin keys write only their own account's articles. */
+  async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
+    const row = await this.visible(actor, articleId);
+    if (row.account_id !== actor.accountId) {
+      throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
+    }
+    if (!actor.scopes.includes('write')) {
+      throw new AppError('insufficient_scope', 'This credential is read-only.');
+    }
+    return row;
+  }
+}

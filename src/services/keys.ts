@@ -1,0 +1,110 @@
+import type { Kysely } from 'kysely';
+import { apiKeyPattern, newApiKey, sha256 } from '../core/secrets.js';
+import type { Clock } from '../core/time.js';
+import { toTimestamp } from '../core/time.js';
+import type { Database } from '../db/schema.js';
+import type { Actor, RequestInfo } from './actor.js';
+
+export interface ApiKeySummary {
+  id: number;
+  name: string;
+  display_prefix: string;
+  read_only: boolean;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface CreatedKey {
+  id: number;
+  /** Shown once; only its hash is kept. */
+  key: string;
+}
+
+/** last_used_at is written at most this often per key, to keep reads free of writes. */
+const lastUsedGranularityMs = 60_000;
+
+export class KeysService {
+  private readonly lastUsedWritten = new Map<number, number>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(userId: number, options: { name?: string; readOnly?: boolean }): Promise<CreatedKey> {
+    const user = await this.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', userId).executeTakeFirstOrThrow();
+    const key = newApiKey();
+    const row = await this.db
+      .insertInto('api_keys')
+      .values({
+        account_id: user.account_id,
+        user_id: user.id,
+        name: options.name?.trim() || 'API key',
+        key_hash: sha256(key),
+        display_prefix: key.slice(0, 8),
+        read_only: options.readOnly ? 1 : 0,
+        created_at: toTimestamp(this.clock.now()),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: row.id, key };
+  }
+
+  /** Revokes a key; with `accountId`, only a key of that account. Returns whether one was revoked. */
+  async revoke(id: number, accountId?: number): Promise<boolean> {
+    let query = this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: toTimestamp(this.clock.now()) })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async list(accountId: number): Promise<ApiKeySummary[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select(['id', 'name', 'display_prefix', 'read_only', 'created_at', 'last_used_at', 'revoked_at'])
+      .where('account_id', '=', accountId)
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map((row) => ({ ...row, read_only: row.read_only === 1 }));
+  }
+
+  /** The actor of a valid, unrevoked key, or undefined. */
+  async authenticate(key: string, request: RequestInfo | null): Promise<Actor | undefined> {
+    if (!apiKeyPattern.test(key)) return undefined;
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.id', 'api_keys.user_id')
+      .select(['api_keys.id', 'api_keys.account_id', 'api_keys.user_id', 'api_keys.read_only', 'users.staff'])
+      .where('api_keys.key_hash', '=', sha256(key))
+      .where('api_keys.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    this.touch(row.id);
+    return {
+      accountId: row.account_id,
+      userId: row.user_id,
+      credential: { kind: 'api_key', id: row.id },
+      channel: 'api',
+      staff: row.staff === 1,
+      scopes: row.read_only === 1 ? ['read'] : ['read', 'write'],
+      request,
+    };
+  }
+
+  private touch(id: number): void {
+    const now = this.clock.now();
+    if (now.getTime() - (this.lastUsedWritten.get(id) ?? 0) < lastUsedGranularityMs) return;
+    this.lastUsedWritten.set(id, now.getTime());
+    void this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: toTimestamp(now) })
+      .where('id', '=', id)
+      .execute()
+      .catch(() => this.lastUsedWritten.delete(id));
+  }
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import pino from 'pino';
+import { loadSettings, type Settings } from '../../src/config.js';
+import type { Clock } from '../../src/core/time.js';
+import { buildApp } from '../../src/http/app.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import type { Services } from '../../src/services/index.js';
+
+/** PostgreSQL when TEST_DATABASE_URL is set (CI runs the suite both ways), else SQLite. */
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL;
+export const testRedisUrl = process.env.TEST_REDIS_URL;
+export const dialectName = testDatabaseUrl ? 'postgres' : 'sqlite';
+
+/** A clock a test can set and move. */
+export class TestClock implements Clock {
+  constructor(public current = new Date('2026-11-15T12:00:00Z')) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(iso: string): void {
+    this.current = new Date(iso);
+  }
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  runtime: Runtime;
+  services: Services;
+  settings: Settings;
+  clock: TestClock;
+  close(): Promise<void>;
+}
+
+/** A schema of its own per harness, so test files run in parallel on one PostgreSQL database. */
+async function isolatedPostgresUrl(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+export interface HarnessOptions {
+  clock?: TestClock;
+  env?: Record<string, string>;
+  redis?: boolean;
+}
+
+/** A whole service on a fresh database, served in-process (use `app.inject` or `listen`). */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'anchorage-test-'));
+  const postgres = testDatabaseUrl ? await isolatedPostgresUrl(testDatabaseUrl) : undefined;
+  const settings = loadSettings({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://localhost:3999',
+    ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
+    ...options.env,
+  });
+  const clock = options.clock ?? new TestClock();
+  const runtime = await openRuntime(settings, { clock, logger: pino({ level: 'silent' }) });
+  const { app, stop } = await buildApp({ settings, services: runtime.services, logger: false });
+  await app.ready();
+  return {
+    app,
+    runtime,
+    services: runtime.services,
+    settings,
+    clock,
+    async close() {
+      await stop();
+      await runtime.close();
+      await postgres?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let emailCounter = 0;
+
+/** A user with an account and an API key; `staff` makes it an admin key. */
+export async function createCustomer(
+  services: Services,
+  options: { staff?: boolean; readOnly?: boolean; email?: string } = {},
+): Promise<{ userId: number; accountId: number; key: string; keyId: number; email: string }> {
+  const email = options.email ?? `user${++emailCounter}-${randomBytes(3).toString('hex')}@example.test`;
+  const { user_id, account_id } = await services.users.create({ email, password: 'correct horse battery', staff: options.staff });
+  const created = await services.keys.create(user_id, { name: 'test', readOnly: options.readOnly });
+  return { userId: user_id, accountId: account_id, key: created.key, keyId: created.id, email };
+}
