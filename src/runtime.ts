@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Settings } from './config.js';
@@ -24,6 +25,9 @@ export async function openRuntime(settings: Settings, options: { clock?: Clock; 
   redis?.on('error', (error) => logger.warn({ err: error }, 'redis unavailable; limits fall back to memory'));
   const services = createServices({
     db,
+    media: { store: settings.mediaStore, dir: join(settings.dataDir, 'media') },
+    publicUrl: settings.publicUrl,
+    maxImageBytes: settings.maxImageBytes,
     clock: options.clock ?? systemClock,
     redis,
     onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),

@@ -45,12 +45,20 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: ErrorDetails;
+  /** For limits: seconds until a retry can succeed (Retry-After over HTTP). */
+  readonly retryAfter: number | undefined;
 
-  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, retryAfter?: number) {
     super(message);
     this.code = code;
     this.status = errorCatalogue[code];
     this.details = details;
+    this.retryAfter = retryAfter;
+  }
+
+  /** The error again from its body (a stored idempotent outcome). */
+  static fromBody({ error, message, ...details }: ErrorBody): AppError {
+    return new AppError(error, message, details);
   }
 
   toBody(): ErrorBody {

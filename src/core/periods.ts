@@ -34,7 +34,8 @@ export function periodRange(period: string, now: Date): DayRange | undefined {
   const month = monthPattern.exec(period);
   if (month) {
     const index = Number(month[2]) - 1;
-    return index >= 0 && index < 12 ? monthRange(Number(month[1]), index) : undefined;
+    // parseDay also refuses years 0000-0099, which Date.UTC would move into the 1900s.
+    return index >= 0 && index < 12 && parseDay(`${period}-01`) ? monthRange(Number(month[1]), index) : undefined;
   }
   return parseDay(period) ? { from: period, to: period } : undefined;
 }

@@ -19,4 +19,4 @@ export const newApiKey = (): string => `ak_${randomBase62(40)}`;
 export const apiKeyPattern = /^ak_[0-9A-Za-z]{40}$/;
 
 /** Keys and tokens are stored as this hash only. */
-export const sha256 = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const sha256 = (secret: string | Buffer): string => createHash('sha256').update(secret).digest('hex');

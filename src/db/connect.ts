@@ -42,8 +42,9 @@ export function connect(databaseUrl: string | undefined, dataDir: string): Db {
   return { dialect: 'sqlite', kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
 }
 
-/** A unique-constraint violation on either database. */
+const uniqueViolationCodes = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505']);
+
+/** A unique or primary-key violation on either database. */
 export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+  return uniqueViolationCodes.has(String((error as { code?: unknown } | null)?.code));
 }

@@ -2,9 +2,12 @@ import { sql } from 'kysely';
 import type { Db } from './connect.js';
 import type { AnchorageMigration } from './migrations/columns.js';
 import { foundation } from './migrations/001_foundation.js';
+import { sessions } from './migrations/002_sessions.js';
+import { oauth } from './migrations/003_oauth.js';
+import { writes } from './migrations/004_writes.js';
 
 /** Every migration, in order. Each runs once, in a transaction, on SQLite and PostgreSQL alike. */
-const migrations: AnchorageMigration[] = [foundation];
+const migrations: AnchorageMigration[] = [foundation, sessions, oauth, writes];
 
 /** Applies the pending migrations; returns their names. */
 export async function migrate(db: Db): Promise<string[]> {

@@ -119,6 +119,40 @@ export interface ActivityLogTable {
   request_id: string | null;
 }
 
+export interface SessionsTable {
+  /** SHA-256 of the session id in the cookie. */
+  id_hash: string;
+  user_id: number | null;
+  csrf_token: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface EditCountsTable {
+  account_id: number;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  count: number;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: number;
+  key: string;
+  /** SHA-256 of the operation, article and request body: the same key must mean the same request. */
+  fingerprint: string;
+  state: 'pending' | 'done';
+  /** The stored outcome, JSON. */
+  response: string | null;
+  created_at: Timestamp;
+}
+
+export interface MediaTable {
+  key: string;
+  content_type: string;
+  bytes: Buffer;
+  created_at: Timestamp;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -128,6 +162,14 @@ export interface Database {
   backlinks: BacklinksTable;
   revisions: RevisionsTable;
   activity_log: ActivityLogTable;
+  sessions: SessionsTable;
+  edit_counts: EditCountsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  media: MediaTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_tokens: OAuthTokensTable;
 }
 
 export type Account = Selectable<AccountsTable>;
@@ -138,3 +180,57 @@ export type ArticleRow = Selectable<ArticlesTable>;
 export type BacklinkRow = Selectable<BacklinksTable>;
 export type RevisionRow = Selectable<RevisionsTable>;
 export type NewActivity = Insertable<ActivityLogTable>;
+
+export interface OAuthClientsTable {
+  /** Ours for registered clients; the metadata document's https URL for CIMD clients. */
+  client_id: string;
+  kind: 'dcr' | 'cimd';
+  client_name: string | null;
+  /** JSON array of the exact redirect URIs. */
+  redirect_uris: string;
+  /** JSON of the client metadata as accepted. */
+  metadata: string;
+  /** For CIMD clients: when the document was last fetched. */
+  created_at: Timestamp;
+}
+
+export interface OAuthCodesTable {
+  /** SHA-256 of the authorization code; the code itself is never stored. */
+  code_hash: string;
+  client_id: string;
+  user_id: number;
+  redirect_uri: string;
+  /** PKCE S256 challenge. */
+  code_challenge: string;
+  resource: string;
+  scope: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  grant_id: number | null;
+}
+
+export interface OAuthGrantsTable {
+  id: Generated<number>;
+  user_id: number;
+  account_id: number;
+  client_id: string;
+  /** Space-separated OAuth scopes: `articles:read`, optionally `articles:write`. */
+  scope: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface OAuthTokensTable {
+  /** SHA-256 of the token; the token itself is never stored. */
+  token_hash: string;
+  grant_id: number;
+  kind: 'access' | 'refresh';
+  resource: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  /** Refresh tokens: when exchanged for a new pair; presenting it again revokes the grant. */
+  rotated_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}

@@ -7,7 +7,6 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
   const { activity } = options.services;
   app.decorateRequest('actor', null);
   app.decorateRequest('errorCode', null);
-  app.decorateRequest('activityRecorded', false);
   app.decorateRequest('info', null as never);
 
   app.addHook('onRequest', async (request) => {
@@ -24,7 +23,7 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    if (request.activityRecorded || !request.info.path?.startsWith('/api/')) return;
+    if (request.info.recorded || !request.info.path?.startsWith('/api/')) return;
     activity.record({
       actor: request.actor,
       channel: 'api',

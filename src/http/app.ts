@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Settings } from '../config.js';
@@ -7,8 +8,11 @@ import { activityPlugin } from './activity.js';
 import './context.js';
 import { errorsPlugin } from './errors.js';
 import { healthRoutes } from './health.js';
+import { mediaRoutes } from './media.js';
 import { openApiPlugin, openApiRoutes } from './openapi.js';
 import { restRoutes } from './rest.js';
+import { webPlugin } from '../web/plugin.js';
+import { agentInterfacePlugin } from '../mcp/plugin.js';
 
 export interface AppOptions {
   settings: Settings;
@@ -38,11 +42,15 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   app.removeContentTypeParser('text/plain');
 
   await app.register(errorsPlugin);
+  await app.register(cookie);
   await app.register(activityPlugin, { services });
   await app.register(openApiPlugin, { settings });
   await app.register(restRoutes, { prefix: '/api/v1', services, operations });
   await app.register(openApiRoutes);
   await app.register(healthRoutes, { services, isStopping: () => stopping });
+  await app.register(mediaRoutes, { services });
+  await app.register(webPlugin, { services, settings });
+  await app.register(agentInterfacePlugin, { services, settings });
 
   const stop = async () => {
     stopping = true;

@@ -8,7 +8,5 @@ declare module 'fastify' {
     info: RequestInfo;
     /** The `error` identifier of the response, when it is an Error body. */
     errorCode: string | null;
-    /** True when the activity record was written with the change itself, in its transaction. */
-    activityRecorded: boolean;
   }
 }

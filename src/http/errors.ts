@@ -50,6 +50,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   request.errorCode = error.code;
+  if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter);
   const body: ErrorBody = error.toBody();
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }

@@ -4,7 +4,8 @@ import type { LimitState } from '../services/limits.js';
 
 /** The classic X-RateLimit-* headers and the IETF RateLimit fields for one limit. */
 export function setLimitHeaders(reply: FastifyReply, state: LimitState, policy = 'default', window = 60): void {
-  const reset = Math.max(0, state.resetAt - Math.floor(Date.now() / 1000));
+  // resetAt is rounded up, so round now up too: t never exceeds the window (w).
+  const reset = Math.max(0, state.resetAt - Math.ceil(Date.now() / 1000));
   if (policy === 'default') {
     reply.header('x-ratelimit-limit', state.limit);
     reply.header('x-ratelimit-remaining', state.remaining);
@@ -16,12 +17,11 @@ export function setLimitHeaders(reply: FastifyReply, state: LimitState, policy =
   reply.header('ratelimit', values.join(', '));
 }
 
-/** The 429 of an exhausted limit, with Retry-After. */
-export function limitExceeded(reply: FastifyReply, state: LimitState, code: 'rate_limited' | 'edit_limit_exceeded'): AppError {
-  reply.header('retry-after', state.retryAfter);
-  const message =
-    code === 'rate_limited'
-      ? `At most ${state.limit} requests per minute per key; retry in ${state.retryAfter} s.`
-      : `At most ${state.limit} article edits per UTC day per account; retry in ${state.retryAfter} s.`;
-  return new AppError(code, message, { limit: state.limit });
-}
+/** The 429 of an exhausted request limit; Retry-After is set from it by the error handler. */
+export const rateLimited = (state: LimitState): AppError =>
+  new AppError(
+    'rate_limited',
+    `At most ${state.limit} requests per minute; retry in ${state.retryAfter} s.`,
+    { limit: state.limit },
+    state.retryAfter,
+  );

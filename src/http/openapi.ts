@@ -3,7 +3,25 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Settings } from '../config.js';
+
+type RouteDocument = Parameters<typeof jsonSchemaTransform>[0];
+
+/**
+ * The zod transform, plus request bodies with several content types (`x-body-content`), which
+ * the zod transform does not know: each becomes its own entry of the requestBody.
+ */
+function transform(document: RouteDocument) {
+  const bodies = (document.schema as { 'x-body-content'?: Record<string, z.ZodType> } | undefined)?.['x-body-content'];
+  const transformed = jsonSchemaTransform(document);
+  if (!bodies) return transformed;
+  const { 'x-body-content': _documented, ...schema } = transformed.schema as Record<string, unknown>;
+  const content = Object.fromEntries(
+    Object.entries(bodies).map(([type, zod]) => [type, { schema: z.toJSONSchema(zod, { io: 'input', target: 'draft-2020-12' }) }]),
+  );
+  return { ...transformed, schema: { ...schema, body: { content } } };
+}
 
 /** The OpenAPI 3.1 document, generated from the routes that the operation list created. */
 export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings: Settings }) => {
@@ -24,7 +42,7 @@ export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform,
     transformObject: jsonSchemaTransformObject,
   });
 });

@@ -1,13 +1,15 @@
+import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { errorCatalogue, type ErrorCode } from '../core/errors.js';
+import { AppError, errorCatalogue, type ErrorCode, validationFailed } from '../core/errors.js';
 import { runOperation } from '../operations/run.js';
 import { errorSchema } from '../operations/schemas.js';
-import type { Operation } from '../operations/types.js';
+import type { Operation, OperationResult } from '../operations/types.js';
 import type { Services } from '../services/index.js';
 import { authenticateApiKey } from './auth.js';
-import { limitExceeded, setLimitHeaders } from './limits.js';
+import { fieldsOf } from './errors.js';
+import { rateLimited, setLimitHeaders } from './limits.js';
 
 const errorDescriptions: Record<number, string> = {
   400: 'Malformed JSON (`invalid_json`).',
@@ -23,6 +25,9 @@ const errorDescriptions: Record<number, string> = {
   500: 'Unexpected server error (`internal_error`).',
 };
 
+const jsonBodyLimit = 5 * 1024 * 1024;
+const multipartBodyLimit = 12 * 1024 * 1024;
+
 /** The OpenAPI responses of an operation: 200 and one entry per status of its errors. */
 function responsesOf(operation: Operation): Record<number, z.ZodType> {
   const codes = new Set<ErrorCode>(['unauthenticated', 'internal_error', ...operation.errors]);
@@ -35,6 +40,15 @@ function responsesOf(operation: Operation): Record<number, z.ZodType> {
 }
 
 const pick = (shape: z.ZodRawShape, keys: string[]) => Object.fromEntries(keys.map((k) => [k, shape[k]!]));
+
+const writeHeaders = z.looseObject({
+  'if-match': z.string().optional().describe('The ETag from GET; a stale one is 412 precondition_failed.'),
+  'idempotency-key': z
+    .string()
+    .max(255)
+    .optional()
+    .describe('A retry with the same key and request within 24 h replays the first response.'),
+});
 
 /** Where each input field travels over REST: path id, query string or JSON body. */
 export function restShape(operation: Operation) {
@@ -50,47 +64,111 @@ export async function authenticateAndLimit(request: FastifyRequest, reply: Fasti
   request.actor = actor;
   const state = await services.requestLimiter.consume(`key:${actor.credential.kind === 'api_key' ? actor.credential.id : 0}`);
   setLimitHeaders(reply, state);
-  if (!state.allowed) throw limitExceeded(reply, state, 'rate_limited');
+  if (!state.allowed) throw rateLimited(state);
+}
+
+const mediaType = (request: FastifyRequest) => (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+
+/** Bodies are JSON (or multipart where declared): anything else is a 415, before it is parsed. */
+function checkContentType(request: FastifyRequest, allowMultipart: boolean): void {
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return;
+  const type = mediaType(request);
+  if (type === 'application/json' || (allowMultipart && type === 'multipart/form-data')) {
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (type === 'application/json' && length > jsonBodyLimit) {
+      throw new AppError('payload_too_large', `JSON bodies may be at most ${jsonBodyLimit} bytes.`);
+    }
+    return;
+  }
+  throw new AppError('unsupported_media_type', allowMultipart ? 'Send application/json or multipart/form-data.' : 'Send the request body as application/json.');
+}
+
+/** The fields and the one file of a multipart request, validated against the declared fields. */
+async function readMultipart(request: FastifyRequest, fields: z.ZodObject): Promise<{ values: Record<string, unknown>; upload?: Buffer }> {
+  const values: Record<string, string> = {};
+  let upload: Buffer | undefined;
+  for await (const part of request.parts()) {
+    if (part.type === 'file') {
+      if (part.fieldname !== 'image' || upload !== undefined) {
+        await part.toBuffer();
+        throw validationFailed({ [part.fieldname]: ['Send one file, in the field image.'] });
+      }
+      upload = await part.toBuffer();
+    } else {
+      values[part.fieldname] = String(part.value);
+    }
+  }
+  const parsed = fields.omit({ image: true }).strict().safeParse(values);
+  if (!parsed.success) throw validationFailed(fieldsOf(parsed.error.issues));
+  return { values: parsed.data, upload };
+}
+
+function sendResult(reply: FastifyReply, result: OperationResult<unknown>) {
+  if (result.etag) reply.header('etag', result.etag);
+  if (result.allowance) setLimitHeaders(reply, result.allowance, 'edits', 86_400);
+  return result.body;
 }
 
 /** One REST route per operation, generated from its declaration. */
 export async function restRoutes(app: FastifyInstance, options: { services: Services; operations: readonly Operation[] }) {
   const { services } = options;
+  await app.register(multipart, { limits: { fileSize: multipartBodyLimit, files: 1, fields: 10, parts: 12 } });
+
   for (const operation of options.operations) {
     const shape = operation.input.shape;
     const { queryKeys, bodyKeys } = restShape(operation);
     const pathId = operation.rest.pathId;
+    const multipartFields = operation.rest.multipart;
+    const jsonBody = z.object(pick(shape, bodyKeys));
+    const isWrite = operation.rest.method !== 'GET';
     app.withTypeProvider<ZodTypeProvider>().route({
       method: operation.rest.method,
       url: operation.rest.path.replace(/\{(\w+)\}/g, ':$1'),
+      bodyLimit: multipartFields ? multipartBodyLimit : jsonBodyLimit,
       schema: {
         operationId: operation.name,
         summary: operation.summary,
         description: operation.description,
-        tags: [operation.scope === 'write' ? 'Article writes' : 'Reporting'],
+        tags: [isWrite ? 'Article writes' : 'Reporting'],
         security: [{ bearerKey: [] }, { headerKey: [] }],
         ...(pathId ? { params: z.object({ id: shape[pathId]! }) } : {}),
         ...(queryKeys.length > 0 ? { querystring: z.object(pick(shape, queryKeys)) } : {}),
-        ...(bodyKeys.length > 0 ? { body: z.object(pick(shape, bodyKeys)) } : {}),
+        ...(isWrite ? { headers: writeHeaders } : {}),
+        // A body with two content types is validated in the handler and documented per type.
+        ...(bodyKeys.length > 0 && !multipartFields ? { body: jsonBody } : {}),
+        ...(multipartFields ? { 'x-body-content': { 'application/json': jsonBody, 'multipart/form-data': multipartFields } } : {}),
         response: responsesOf(operation),
       },
-      onRequest: (request, reply) => authenticateAndLimit(request, reply, services),
+      onRequest: async (request, reply) => {
+        await authenticateAndLimit(request, reply, services);
+        if (isWrite) checkContentType(request, multipartFields !== undefined);
+      },
       handler: async (request, reply) => {
+        let body = request.body as Record<string, unknown> | undefined;
+        let upload: Buffer | undefined;
+        if (multipartFields && request.isMultipart()) {
+          ({ values: body, upload } = await readMultipart(request, multipartFields));
+        } else if (multipartFields) {
+          const parsed = jsonBody.safeParse(body ?? {});
+          if (!parsed.success) throw validationFailed(fieldsOf(parsed.error.issues));
+          body = parsed.data;
+        }
         const input: Record<string, unknown> = {
           ...(request.query as object),
-          ...(request.body as object),
+          ...body,
           ...(pathId ? { [pathId]: (request.params as { id: number }).id } : {}),
         };
         const result = await runOperation(operation, input, {
           actor: request.actor!,
           services,
+          upload,
           preconditions: {
             ifMatch: request.headers['if-match'],
             idempotencyKey: request.headers['idempotency-key'] as string | undefined,
           },
         });
-        if (result.etag) reply.header('etag', result.etag);
-        return result.body;
+        return sendResult(reply, result);
       },
     });
   }

@@ -1,5 +1,23 @@
 import { readOperations } from './read.js';
-import type { Operation } from './types.js';
+import { runOperation } from './run.js';
+import { writeOperations, writeTools } from './writes.js';
+import type { Operation, ToolDefinition } from './types.js';
 
 /** Every public operation; REST, OpenAPI and MCP are generated from this list. */
-export const operations: readonly Operation[] = [...readOperations];
+export const operations: readonly Operation[] = [...readOperations, ...writeOperations];
+
+/** The MCP tool of an operation: the same input, output, scope and pipeline. */
+const toolOf = (operation: Operation & { tool: NonNullable<Operation['tool']> }): ToolDefinition => ({
+  ...operation.tool,
+  input: operation.input,
+  output: operation.output,
+  scope: operation.scope,
+  operation: operation.name,
+  run: (input, ctx) => runOperation(operation, input, ctx),
+});
+
+/** Every MCP tool, in the order the interface lists them. */
+export const tools: readonly ToolDefinition[] = [
+  ...operations.flatMap((operation) => (operation.tool ? [toolOf({ ...operation, tool: operation.tool })] : [])),
+  ...writeTools,
+];

@@ -26,8 +26,10 @@ export const dateRangeParams = {
   to: day.optional().describe('Last day, inclusive (UTC), YYYY-MM-DD.'),
 };
 
-export const siteId = z.coerce.number().int().min(1).describe('Website id.').meta({ example: 1 });
-export const articleId = z.coerce.number().int().min(1).describe('Article id.').meta({ example: 42 });
+// Ids are 32-bit integer columns: a larger id names nothing (and PostgreSQL would fail on it).
+const maxId = 2_147_483_647;
+export const siteId = z.coerce.number().int().min(1).max(maxId).describe('Website id.').meta({ example: 1 });
+export const articleId = z.coerce.number().int().min(1).max(maxId).describe('Article id.').meta({ example: 42 });
 
 const timestamp = z
   .string()

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ErrorCode } from '../core/errors.js';
 import type { Actor, Scope } from '../services/actor.js';
 import type { Services } from '../services/index.js';
+import type { LimitState } from '../services/limits.js';
 
 /** What the transport hands an operation besides its input. */
 export interface OperationContext {
@@ -9,12 +10,16 @@ export interface OperationContext {
   services: Services;
   /** `If-Match` and `Idempotency-Key`, where the transport has them. */
   preconditions: { ifMatch?: string; idempotencyKey?: string };
+  /** A file uploaded as multipart/form-data (the featured image). */
+  upload?: Buffer;
 }
 
 export interface OperationResult<T> {
   body: T;
   /** Sent as the `ETag` header over REST. */
   etag?: string;
+  /** The daily edit allowance after a write, shown in the rate-limit headers. */
+  allowance?: LimitState;
 }
 
 export interface ToolAnnotations {
@@ -42,8 +47,11 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
     pathId?: keyof z.infer<Input> & string;
     /** Input fields sent in the query string of a write (GET sends every field there). */
     queryFields?: (keyof z.infer<Input> & string)[];
+    /** Also accepts multipart/form-data with these fields (documented; parsed by the route). */
+    multipart?: z.ZodObject;
   };
-  tool: {
+  /** The MCP tool that is this operation; absent when a combined tool covers it. */
+  tool?: {
     name: string;
     title: string;
     /** Written for a model: what it does, its limits, what its errors mean. */
@@ -58,6 +66,23 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   errors: ErrorCode[];
   scope: Scope;
   handler(input: z.output<Input>, ctx: OperationContext): Promise<OperationResult<z.input<Output>>>;
+}
+
+/**
+ * One MCP tool. Most are an operation's `tool` part; a few (update_article) combine several
+ * operations behind one tool and are declared as tools directly.
+ */
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations;
+  input: z.ZodObject;
+  output: z.ZodType;
+  scope: Scope;
+  /** The operation name recorded in the activity log. */
+  operation: string;
+  run(input: Record<string, unknown>, ctx: OperationContext): Promise<OperationResult<unknown>>;
 }
 
 /** Keeps each declaration's own types while the list holds them all. */

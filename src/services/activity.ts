@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Database, NewActivity } from '../db/schema.js';
 import type { Actor, RequestInfo } from './actor.js';
@@ -42,7 +41,6 @@ export class ActivityLog {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -60,7 +58,8 @@ export class ActivityLog {
       tool: request.tool,
       status: outcome.status,
       error: outcome.error,
-      duration_ms: Math.max(0, Math.round(this.clock.now().getTime() - request.startedAt)),
+      // startedAt is wall-clock time (Date.now()), so the duration is too, whatever the injected clock says.
+      duration_ms: Math.max(0, Math.round(Date.now() - request.startedAt)),
       client_ip: request.clientIp,
       user_agent: request.userAgent?.slice(0, 500) ?? null,
       request_id: request.id,

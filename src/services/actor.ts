@@ -19,6 +19,8 @@ export interface RequestInfo {
   clientIp: string | null;
   userAgent: string | null;
   startedAt: number;
+  /** Set once the call's activity record is stored (a write stores it with the change). */
+  recorded?: boolean;
 }
 
 /** Who is acting: every service call carries one (Directus's "accountability"). */

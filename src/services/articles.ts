@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { AppError, notFound } from '../core/errors.js';
+import { notFound } from '../core/errors.js';
 import { protectedLinksOf } from '../core/html.js';
 import type { ProtectedLink } from '../core/errors.js';
 import { checkedDayRange } from '../core/periods.js';
@@ -110,18 +110,6 @@ export class ArticlesService {
     if (!readsEveryAccount(actor)) query = query.where('account_id', '=', actor.accountId);
     const row = await query.executeTakeFirst();
     if (!row) throw notFound('article');
-    return row;
-  }
-
-  /** The article if the actor may change it: admin keys write only their own account's articles. */
-  async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
-    const row = await this.visible(actor, articleId);
-    if (row.account_id !== actor.accountId) {
-      throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
-    }
-    if (!actor.scopes.includes('write')) {
-      throw new AppError('insufficient_scope', 'This credential is read-only.');
-    }
     return row;
   }
 }

@@ -2,18 +2,30 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../core/time.js';
 import type { Db } from '../db/connect.js';
 import { ActivityLog } from './activity.js';
+import { ArticleWritesService } from './article-writes.js';
 import { ArticlesService } from './articles.js';
 import { BacklinksService } from './backlinks.js';
 import { DemoService } from './demo.js';
+import { EditAllowance } from './edit-allowance.js';
+import { FeaturedImagesService } from './featured-images.js';
+import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
 import { KeysService } from './keys.js';
-import { RequestLimiter } from './limits.js';
+import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
+import { OAuthService } from './oauth.js';
+import { RevisionsService } from './revisions.js';
+import { RequestLimiter, SignInThrottle } from './limits.js';
+import { SessionsService } from './sessions.js';
 import { SitesService } from './sites.js';
 import { StatsService } from './stats.js';
+import { UiQueries } from './ui-queries.js';
 import { UsersService } from './users.js';
 
 export interface ServiceDeps {
   db: Db;
+  media: { store: 'fs' | 'db'; dir: string };
+  publicUrl: string;
+  maxImageBytes: number;
   clock: Clock;
   redis?: Redis;
   onBackgroundError: (error: unknown) => void;
@@ -27,6 +39,20 @@ export function createServices(deps: ServiceDeps) {
   const users = new UsersService(kysely, clock);
   const keys = new KeysService(kysely, clock);
   const importer = new ImportService(kysely, clock);
+  const activity = new ActivityLog(kysely, deps.onBackgroundError);
+  const revisions = new RevisionsService(kysely, clock);
+  const editAllowance = new EditAllowance(kysely);
+  const media: MediaStore =
+    deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);
+  const articleWrites = new ArticleWritesService(
+    kysely,
+    db.dialect,
+    clock,
+    revisions,
+    activity,
+    editAllowance,
+    new IdempotencyStore(kysely, clock),
+  );
   return {
     db,
     clock,
@@ -38,8 +64,17 @@ export function createServices(deps: ServiceDeps) {
     keys,
     importer,
     demo: new DemoService(kysely, clock, users, keys, importer),
-    activity: new ActivityLog(kysely, clock, deps.onBackgroundError),
+    activity,
+    revisions,
+    media,
+    editAllowance,
+    articleWrites,
+    featuredImages: new FeaturedImagesService(articleWrites, media, deps.publicUrl, deps.maxImageBytes),
     requestLimiter: new RequestLimiter(deps.redis),
+    sessions: new SessionsService(kysely, clock),
+    signInThrottle: new SignInThrottle(deps.redis),
+    uiQueries: new UiQueries(kysely),
+    oauth: new OAuthService(kysely, clock),
   };
 }
 

@@ -53,3 +53,35 @@ export class RequestLimiter {
     };
   }
 }
+
+/**
+ * Slows down guessing: after 5 failed sign-ins for one e-mail from one address within 15
+ * minutes, further attempts wait out a one-minute block that is shared across nodes when Redis is set.
+ */
+export class SignInThrottle {
+  private readonly limiter: RateLimiterAbstract;
+
+  constructor(redis?: Redis) {
+    const options = { points: 5, duration: 15 * 60, blockDuration: 60, keyPrefix: 'anchorage:signin' };
+    this.limiter = redis
+      ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) })
+      : new RateLimiterMemory(options);
+  }
+
+  private key = (email: string, ip: string) => `${email.trim().toLowerCase()}|${ip}`;
+
+  /** Seconds the caller must wait before another attempt, 0 when it may try now. */
+  async waitSeconds(email: string, ip: string): Promise<number> {
+    const state = await this.limiter.get(this.key(email, ip));
+    return state && state.consumedPoints >= 5 ? Math.ceil(state.msBeforeNext / 1000) : 0;
+  }
+
+  async failed(email: string, ip: string): Promise<void> {
+    // Past 5 points the limiter blocks the key for blockDuration; the rejection is expected.
+    await this.limiter.consume(this.key(email, ip)).catch(() => undefined);
+  }
+
+  async succeeded(email: string, ip: string): Promise<void> {
+    await this.limiter.delete(this.key(email, ip));
+  }
+}

@@ -71,7 +71,8 @@ export class SitesService {
 
   /** A customer named by user id or e-mail, as the admin `account` filter takes it. */
   private async accountOfCustomer(account: string): Promise<number | undefined> {
-    const byId = /^\d+$/.test(account);
+    // User ids are 32-bit integers; a longer number cannot be one (and PostgreSQL would fail on it).
+    const byId = /^\d+$/.test(account) && Number(account) <= 2_147_483_647;
     const user = await this.db
       .selectFrom('users')
       .select('account_id')

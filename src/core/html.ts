@@ -1,0 +1,383 @@
+/**
+ * Article HTML: the one sanitiser allowlist of decisions.md ("Writes"), the protected-link
+ * markers and their guard, the PATCH replacement engine and word counts. Pure and synchronous.
+ *
+ * Every stored body is an output of the sanitiser, and the sanitiser is idempotent, so a body can
+ * be sanitised again, compared or scanned without drifting.
+ */
+import { Parser } from 'htmlparser2';
+import sanitizeHtml from 'sanitize-html';
+import { validationFailed, type ProtectedLink } from './errors.js';
+
+const MARKER = 'data-service-protected';
+// Attribute names are case-insensitive in HTML; a cheap test lets marker-free bodies skip a parse.
+const MARKER_PATTERN = /data-service-protected/i;
+
+const ALLOWED_TAGS: ReadonlySet<string> = new Set([
+  'p', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'a', 'strong', 'em', 'b', 'i', 'u', 's',
+  'sub', 'sup', 'blockquote', 'code', 'pre', 'br', 'hr', 'img', 'figure', 'figcaption', 'table',
+  'thead', 'tbody', 'tr', 'th', 'td', 'span',
+]);
+
+const ALLOWED_ATTRIBUTES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['a', ['href', 'title', 'rel', 'target', MARKER]],
+  ['img', ['src', 'alt', 'title', 'width', 'height', 'loading']],
+  ['th', ['colspan', 'rowspan']],
+  ['td', ['colspan', 'rowspan']],
+]);
+
+const URL_ATTRIBUTES = ['href', 'src'];
+
+/**
+ * Disallowed elements whose content goes with them: raw text (script, style …), content a
+ * browser never renders as markup (iframe, noscript, template …) and foreign SVG/MathML, where
+ * htmlparser2 and browsers disagree most (mXSS).
+ */
+const DROPPED_WITH_CONTENT = [
+  'script', 'style', 'textarea', 'option', 'xmp', 'select', 'datalist', 'iframe', 'noscript',
+  'noembed', 'noframes', 'object', 'applet', 'template', 'title', 'svg', 'math',
+];
+
+/**
+ * htmlparser2 keeps its open elements in an array it unshifts and searches, so each tag costs
+ * time linear in the nesting depth. Articles nest a few levels deep; refusing deeper input keeps
+ * a hostile body from turning every tag into a long scan.
+ */
+export const MAX_NESTING_DEPTH = 256;
+
+const tooDeep = () =>
+  validationFailed({ body: [`HTML elements are nested more than ${MAX_NESTING_DEPTH} levels deep.`] });
+
+const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [...ALLOWED_TAGS],
+  allowedAttributes: Object.fromEntries([...ALLOWED_ATTRIBUTES].map(([tag, names]) => [tag, [...names]])),
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesByTag: {},
+  allowedSchemesAppliedToAttributes: URL_ATTRIBUTES,
+  // `//host/path` is a relative reference and stays on http(s).
+  allowProtocolRelative: true,
+  disallowedTagsMode: 'discard',
+  nonTextTags: DROPPED_WITH_CONTENT,
+};
+
+type LinkType = ProtectedLink['type'];
+
+const linkTypeOf = (value: string | undefined): LinkType | undefined =>
+  value === 'backlink' || value === 'internal' ? value : undefined;
+
+/** One element as the sanitiser met it: its attributes before and after filtering. */
+interface ElementSeen {
+  tag: string;
+  attributes: Readonly<Record<string, string>>;
+  /** The object sanitize-html deletes rejected attributes from. */
+  kept: Readonly<Record<string, string>>;
+}
+
+interface CleanPass {
+  html: string;
+  elements: ElementSeen[];
+  droppedElement: boolean;
+  nestedLinks: boolean;
+}
+
+/**
+ * One sanitize-html pass with our allowlist, recording what it saw for the `removed` report.
+ * Throws `validation_failed` when the input nests deeper than `MAX_NESTING_DEPTH`.
+ */
+function cleanPass(html: string): CleanPass {
+  const elements: ElementSeen[] = [];
+  let depth = 0;
+  // One entry per open <a>: whether another <a> opened inside it.
+  const openLinks: boolean[] = [];
+  let closingLinkWrapsLink = false;
+  let nestedLinks = false;
+  const clean = sanitizeHtml(html, {
+    ...SANITIZE_OPTIONS,
+    transformTags: {
+      '*': (tagName, attribs) => {
+        elements.push({ tag: tagName, attributes: { ...attribs }, kept: attribs });
+        if (tagName === 'a' && Object.hasOwn(attribs, MARKER) && linkTypeOf(attribs[MARKER]) === undefined) {
+          // Only the two link types are markers (sanitize-html would print an empty one bare).
+          delete attribs[MARKER];
+        }
+        return { tagName, attribs };
+      },
+    },
+    // Both hooks see every parser event, dropped content included: the parser's own depth.
+    onOpenTag: (name) => {
+      depth += 1;
+      if (depth > MAX_NESTING_DEPTH) throw tooDeep();
+      if (name === 'a') {
+        openLinks.fill(true);
+        openLinks.push(false);
+      }
+    },
+    onCloseTag: (name) => {
+      depth -= 1;
+      if (name === 'a') closingLinkWrapsLink = openLinks.pop() ?? false;
+    },
+    // htmlparser2 nests <a> in <a>, where a browser ends the outer link as the inner one starts.
+    // Keep the innermost link whole and drop the tags of the links around it: stored anchors
+    // never nest, and a link slipped into a protected anchor breaks that anchor for the guard.
+    // Runs right after onCloseTag for the same element.
+    exclusiveFilter: (frame) => {
+      if (frame.tag !== 'a' || !closingLinkWrapsLink) return false;
+      nestedLinks = true;
+      return 'excludeTag';
+    },
+  });
+  const droppedElement = nestedLinks || elements.some(({ tag }) => !ALLOWED_TAGS.has(tag));
+  return { html: clean, elements, droppedElement, nestedLinks };
+}
+
+/**
+ * Sanitises to a fixed point. Dropping an element lifts its children into its parent, where
+ * htmlparser2's implied end tags can restructure them on the next parse (`<li><div><li>` becomes
+ * `<li><li>`, which parses as two siblings); one more pass over the then fully allowed markup
+ * reaches the fixed point. A pass that dropped no element already printed the parse tree as is.
+ */
+function clean(html: string): CleanPass {
+  const first = cleanPass(html);
+  return first.droppedElement ? { ...first, html: cleanPass(first.html).html } : first;
+}
+
+/** The scheme a browser would see, the way sanitize-html's check reads it (controls and spaces ignored). */
+function schemeOf(url: string): string | undefined {
+  return /^([a-z][a-z0-9+.-]*):/i.exec(url.replace(/[\x00-\x20]+/g, ''))?.[1]?.toLowerCase();
+}
+
+function describeAttributeRemoval(tag: string, name: string, value: string): string {
+  if (!(ALLOWED_ATTRIBUTES.get(tag) ?? []).includes(name)) return `${name} attribute on <${tag}>`;
+  if (name === MARKER) return `invalid ${MARKER} value on <a>`;
+  const scheme = URL_ATTRIBUTES.includes(name) ? schemeOf(value) : undefined;
+  return scheme === undefined ? `empty ${name} attribute on <${tag}>` : `${scheme}: URL in ${tag}[${name}]`;
+}
+
+function describeRemovals(pass: CleanPass, input: string): Set<string> {
+  const removed = new Set<string>();
+  for (const { tag, attributes, kept } of pass.elements) {
+    if (!ALLOWED_TAGS.has(tag)) {
+      removed.add(`<${tag}> element`);
+      continue;
+    }
+    // sanitize-html leaves the attribute object of a tag without allowed attributes untouched.
+    const allowed = ALLOWED_ATTRIBUTES.get(tag) ?? [];
+    for (const [name, value] of Object.entries(attributes)) {
+      if (!allowed.includes(name) || !Object.hasOwn(kept, name)) removed.add(describeAttributeRemoval(tag, name, value));
+    }
+  }
+  if (pass.nestedLinks) removed.add('<a> element around another link');
+  // sanitize-html drops comments and declarations without a hook; only bodies that may hold one
+  // pay for a second (tokeniser-only) look.
+  if (input.includes('<!') || input.includes('<?')) {
+    new Parser({
+      oncomment: () => removed.add('HTML comment'),
+      onprocessinginstruction: (name) => removed.add(`<${name}> declaration`),
+    }).end(input);
+  }
+  return removed;
+}
+
+/**
+ * Sanitises a client's body. `protectedBefore` holds `protectedAnchorsOf(current stored body)`:
+ * a marker survives only on an anchor identical to one protected before, at most as many times
+ * as before, so a client can neither create a protected link nor multiply one.
+ */
+export function sanitizeBody(
+  html: string,
+  options: { protectedBefore: readonly string[] },
+): { html: string; removed: string[] } {
+  const pass = clean(html);
+  const removed = describeRemovals(pass, html);
+  const allowance = new Map<string, number>();
+  for (const canonical of options.protectedBefore) allowance.set(canonical, (allowance.get(canonical) ?? 0) + 1);
+
+  let out = '';
+  let copied = 0;
+  for (const anchor of scanProtectedAnchors(pass.html)) {
+    const left = allowance.get(anchor.canonical) ?? 0;
+    if (left > 0) {
+      allowance.set(anchor.canonical, left - 1);
+      continue;
+    }
+    // The sanitiser prints the marker exactly like this, and `"` inside values is escaped, so
+    // this can only match the attribute itself.
+    const openTag = pass.html.slice(anchor.openTag.start, anchor.openTag.end);
+    out += pass.html.slice(copied, anchor.openTag.start) + openTag.replace(` ${MARKER}="${anchor.link.type}"`, '');
+    copied = anchor.openTag.end;
+    removed.add(`${MARKER} attribute on a new link`);
+  }
+  return { html: out + pass.html.slice(copied), removed: [...removed] };
+}
+
+/** Sanitises a body from a trusted source (import, demo data): same allowlist, valid markers kept. */
+export function sanitizeTrusted(html: string): string {
+  return clean(html).html;
+}
+
+interface ProtectedAnchor {
+  link: ProtectedLink;
+  /** The comparison key of the whole anchor: see `protectedAnchorsOf`. */
+  canonical: string;
+  /** Offsets of the anchor's opening tag in the scanned string, `end` exclusive. */
+  openTag: { start: number; end: number };
+}
+
+const escapeText = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeAttribute = (value: string): string => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+
+function openTagKey(name: string, attribs: Readonly<Record<string, string>>): string {
+  let key = `<${name}`;
+  for (const attribute of Object.keys(attribs).sort()) key += ` ${attribute}="${escapeAttribute(attribs[attribute] ?? '')}"`;
+  return `${key}>`;
+}
+
+/**
+ * Finds the protected anchors in one parse. Markup inside a protected anchor is collected as a
+ * canonical key (attributes sorted, values decoded and re-escaped, text re-escaped, comments
+ * ignored), so spellings a browser reads the same way compare equal and nothing else does. The
+ * key is for comparison only: void elements get an end tag too. A marked anchor inside another
+ * (only in unsanitised input) is part of the outer one's key, not an anchor of its own, which
+ * keeps the scan linear.
+ */
+function scanProtectedAnchors(html: string): ProtectedAnchor[] {
+  const anchors: ProtectedAnchor[] = [];
+  if (!MARKER_PATTERN.test(html)) return anchors;
+  let current: { anchor: ProtectedAnchor; depth: number; markup: string[]; text: string[] } | undefined;
+  let depth = 0;
+  const parser = new Parser({
+    onopentag(name, attribs) {
+      depth += 1;
+      if (depth > MAX_NESTING_DEPTH) throw tooDeep();
+      if (current !== undefined) {
+        current.markup.push(openTagKey(name, attribs));
+        return;
+      }
+      const type = name === 'a' ? linkTypeOf(attribs[MARKER]) : undefined;
+      if (type === undefined) return;
+      const anchor: ProtectedAnchor = {
+        link: { type, href: attribs['href'] ?? '', text: '' },
+        canonical: '',
+        openTag: { start: parser.startIndex, end: parser.endIndex + 1 },
+      };
+      anchors.push(anchor);
+      current = { anchor, depth, markup: [openTagKey(name, attribs)], text: [] };
+    },
+    ontext(data) {
+      current?.markup.push(escapeText(data));
+      current?.text.push(data);
+    },
+    onclosetag(name) {
+      if (current !== undefined) {
+        current.markup.push(`</${name}>`);
+        if (current.depth === depth) {
+          current.anchor.canonical = current.markup.join('');
+          current.anchor.link.text = current.text.join('');
+          current = undefined;
+        }
+      }
+      depth -= 1;
+    },
+  });
+  parser.end(html);
+  return anchors;
+}
+
+/** The protected links of a body, in document order. */
+export function protectedLinksOf(html: string): ProtectedLink[] {
+  return scanProtectedAnchors(html).map(({ link }) => link);
+}
+
+/**
+ * One canonical string per protected anchor, in document order: tag, attributes sorted by name
+ * with decoded values, and the inner markup. Equal strings mean a reader sees the same link.
+ */
+export function protectedAnchorsOf(html: string): string[] {
+  return scanProtectedAnchors(html).map(({ canonical }) => canonical);
+}
+
+/**
+ * The guard of decisions.md: every protected anchor of `before` must be in `after`, unchanged,
+ * as many times as in `before` (it may move). Returns the links of `before` that are missing or
+ * changed, once per missing occurrence. `after` must be the sanitised new body, so that anchors
+ * only a lenient parse would find (inside dropped elements) do not count.
+ */
+export function violatedProtectedLinks(before: string, after: string): ProtectedLink[] {
+  const protectedBefore = scanProtectedAnchors(before);
+  if (protectedBefore.length === 0) return [];
+  const available = new Map<string, number>();
+  for (const canonical of protectedAnchorsOf(after)) available.set(canonical, (available.get(canonical) ?? 0) + 1);
+  const violated: ProtectedLink[] = [];
+  for (const { canonical, link } of protectedBefore) {
+    const left = available.get(canonical) ?? 0;
+    if (left > 0) available.set(canonical, left - 1);
+    else violated.push(link);
+  }
+  return violated;
+}
+
+export interface Replacement {
+  find: string;
+  replace?: string;
+  all?: boolean;
+}
+
+export interface ReplacementFailure {
+  index: number;
+  matches: number;
+}
+
+/**
+ * Applies PATCH replacements in order, each to the result of the ones before. Matching is
+ * literal (split/join: `$&` or `(` in a string mean themselves), case-sensitive and
+ * non-overlapping. A failing item is skipped and later items still run, so every failure is
+ * reported; any failure means no body.
+ */
+export function applyReplacements(
+  body: string,
+  replacements: readonly Replacement[],
+): { ok: true; body: string } | { ok: false; failures: ReplacementFailure[] } {
+  let current = body;
+  const failures: ReplacementFailure[] = [];
+  replacements.forEach(({ find, replace = '', all = false }, index) => {
+    const pieces = find === '' ? [current] : current.split(find);
+    const matches = pieces.length - 1;
+    if (matches === 0 || (matches > 1 && !all)) failures.push({ index, matches });
+    else current = pieces.join(replace);
+  });
+  return failures.length > 0 ? { ok: false, failures } : { ok: true, body: current };
+}
+
+/** Elements that do not break a word: `wo<b>rd</b>` is one word, `<p>a</p><p>b</p>` two. */
+const INLINE_ELEMENTS: ReadonlySet<string> = new Set([
+  'a', 'abbr', 'b', 'bdi', 'bdo', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'ins',
+  'kbd', 'mark', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time', 'u', 'var',
+]);
+
+/** Words of the text a reader sees: tags removed, entities decoded, split on white space. */
+export function wordCount(html: string): number {
+  const pieces: string[] = [];
+  let depth = 0;
+  // Script and style text is code, not prose (stored bodies have none; counting stays honest).
+  let inCode = 0;
+  const boundary = (name: string): void => {
+    if (!INLINE_ELEMENTS.has(name)) pieces.push(' ');
+  };
+  new Parser({
+    onopentag(name) {
+      depth += 1;
+      if (depth > MAX_NESTING_DEPTH) throw tooDeep();
+      boundary(name);
+      if (name === 'script' || name === 'style') inCode += 1;
+    },
+    ontext(data) {
+      if (inCode === 0) pieces.push(data);
+    },
+    onclosetag(name) {
+      depth -= 1;
+      boundary(name);
+      if (name === 'script' || name === 'style') inCode -= 1;
+    },
+  }).end(html);
+  return pieces.join('').match(/\S+/g)?.length ?? 0;
+}

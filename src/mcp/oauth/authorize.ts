@@ -1,0 +1,234 @@
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Settings } from '../../config.js';
+import { AppError } from '../../core/errors.js';
+import { toAppError } from '../../http/errors.js';
+import type { Services } from '../../services/index.js';
+import { type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth.js';
+import { html } from '../../web/html.js';
+import { page } from '../../web/layout.js';
+import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from '../../web/session.js';
+import { isOurResource, type OAuthUrls, oauthUrlsOf } from './metadata.js';
+import { param } from './params.js';
+
+/** A checked authorization request: everything the code will be bound to. */
+interface AuthorizationRequest {
+  client: OAuthClient;
+  redirectUri: string;
+  state: string | undefined;
+  codeChallenge: string;
+  /** Whether the client asked to edit (it may be granted read only). */
+  asksWrite: boolean;
+  scope: string | undefined;
+}
+
+/** Problems that cannot go back to the client, because its redirect URI is not established. */
+class UnsafeRedirect extends Error {}
+
+/** Problems reported to the client on its redirect URI (RFC 6749 §4.1.2.1). */
+class RedirectError extends Error {
+  constructor(
+    readonly target: { redirectUri: string; state: string | undefined },
+    readonly error: string,
+    description: string,
+  ) {
+    super(description);
+  }
+}
+
+const challengePattern = /^[A-Za-z0-9_-]{43}$/;
+
+/** Checks an authorization request: client and redirect URI first, then everything else. */
+async function checkRequest(services: Services, urls: OAuthUrls, params: unknown): Promise<AuthorizationRequest> {
+  const clientId = param(params, 'client_id');
+  if (!clientId) throw new UnsafeRedirect('The request does not say which application is asking (client_id is missing).');
+  let client: OAuthClient | undefined;
+  try {
+    client = await services.oauth.client(clientId);
+  } catch (error) {
+    if (error instanceof OAuthProblem) throw new UnsafeRedirect(error.message);
+    throw error;
+  }
+  if (!client) throw new UnsafeRedirect('This application is not registered with Anchorage. Start the connection again from the application.');
+  const redirectUri = param(params, 'redirect_uri');
+  if (!redirectUri || !redirectUriMatches(client.redirectUris, redirectUri)) {
+    throw new UnsafeRedirect('The application asked to return to an address it did not register, so the request was stopped.');
+  }
+  const target = { redirectUri, state: param(params, 'state') };
+  if (param(params, 'response_type') !== 'code') {
+    throw new RedirectError(target, 'unsupported_response_type', 'Only response_type=code is supported.');
+  }
+  const codeChallenge = param(params, 'code_challenge');
+  if (param(params, 'code_challenge_method') !== 'S256' || !codeChallenge || !challengePattern.test(codeChallenge)) {
+    throw new RedirectError(target, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
+  }
+  const resource = param(params, 'resource');
+  if (resource !== undefined && !isOurResource(urls, resource)) {
+    throw new RedirectError(target, 'invalid_target', `The only resource here is ${urls.resource}.`);
+  }
+  // Every connection needs the user's Allow, so a request that must not show a page cannot succeed.
+  if ((param(params, 'prompt') ?? '').split(' ').includes('none')) {
+    throw new RedirectError(target, 'consent_required', 'The user must sign in and allow access.');
+  }
+  const scope = param(params, 'scope');
+  return { client, ...target, codeChallenge, asksWrite: requestsWrite(scope), scope };
+}
+
+/** The client's redirect URI with our answer, always carrying `state` and `iss` (RFC 9207). */
+function callbackUrl(urls: OAuthUrls, redirectUri: string, state: string | undefined, answer: Record<string, string>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(answer)) url.searchParams.set(name, value);
+  if (state !== undefined) url.searchParams.set('state', state);
+  url.searchParams.set('iss', urls.issuer);
+  return url.href;
+}
+
+/**
+ * The consent page may be framed by nobody, and its form may post only here; Chromium applies
+ * form-action to the redirect that follows the POST too, so the client's origin is allowed.
+ */
+function pageHeaders(reply: FastifyReply, formTarget?: string): FastifyReply {
+  const formAction = ["'self'", ...(formTarget ? [new URL(formTarget).origin] : [])].join(' ');
+  return reply
+    .type('text/html; charset=utf-8')
+    .header(
+      'content-security-policy',
+      `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'; object-src 'none'`,
+    )
+    .header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store');
+}
+
+function problemPage(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return pageHeaders(reply)
+    .code(status)
+    .send(
+      page({
+        title: 'Cannot connect',
+        body: html`<section class="card narrow">
+  <h1>This connection cannot continue</h1>
+  <p>${message}</p>
+  <p><a href="/app">Go to Anchorage</a></p>
+</section>`,
+      }),
+    );
+}
+
+const readText = 'Read your sites, articles, backlinks and reports';
+const writeText = `${readText}, and edit article content`;
+
+/** Where the user returns to, as they can recognise it: the host, or "this computer" for loopback. */
+function returnAddress(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'http:' ? `${url.host} (an application on this computer)` : url.host;
+}
+
+function consentPage(request: AuthorizationRequest, user: SessionUser, session: Session, urls: OAuthUrls): string {
+  const { client } = request;
+  const name = client.name ?? 'An unnamed application';
+  const hidden: Record<string, string | undefined> = {
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: request.redirectUri,
+    state: request.state,
+    code_challenge: request.codeChallenge,
+    code_challenge_method: 'S256',
+    resource: urls.resource,
+    scope: request.scope,
+  };
+  return page({
+    title: 'Allow access',
+    user,
+    csrfToken: session.csrfToken,
+    body: html`<section class="card narrow consent">
+  <h1>Allow <span class="client-name">${name}</span> to use Anchorage?</h1>
+  <p><strong>${name}</strong> is asking to use your Anchorage account <strong>${user.email}</strong>. After you choose, you go back to <strong>${returnAddress(request.redirectUri)}</strong>.</p>
+  ${
+    client.kind === 'cimd'
+      ? html`<p class="muted small">The application is identified by <code>${new URL(client.clientId).host}</code>.</p>`
+      : html`<p class="muted small">The application chose its name itself. Continue only if you just started connecting it and recognise the address above.</p>`
+  }
+  <form method="post" action="/oauth/authorize" class="stack">
+    <input type="hidden" name="_csrf" value="${session.csrfToken}">
+    ${Object.entries(hidden).map(([field, value]) => (value === undefined ? '' : html`<input type="hidden" name="${field}" value="${value}">`))}
+    <fieldset>
+      <legend>It will be able to</legend>
+      ${
+        request.asksWrite
+          ? html`<label class="check"><input type="radio" name="access" value="write" checked> ${writeText}</label>
+      <label class="check"><input type="radio" name="access" value="read"> ${readText} only</label>`
+          : html`<p>${readText}</p><input type="hidden" name="access" value="read">`
+      }
+    </fieldset>
+    <p class="muted small">It sees only your own account. Every call is in your activity log, and you can disconnect it at any time under <a href="/app/connections">Connected apps</a>.</p>
+    <div class="form-actions">
+      <button type="submit" name="decision" value="allow" class="primary">Allow</button>
+      <button type="submit" name="decision" value="deny">Deny</button>
+    </div>
+  </form>
+</section>`,
+  });
+}
+
+/** The authorization endpoint: sign-in (through the UI's page), the consent page, and the code. */
+export async function authorizeRoutes(app: FastifyInstance, options: { services: Services; settings: Settings }) {
+  const { services, settings } = options;
+  const urls = oauthUrlsOf(settings);
+  const secure = settings.publicUrl.startsWith('https://');
+  await app.register(formbody);
+
+  /** Sends what a failed check calls for: a page, or the error on the client's redirect URI. */
+  const refuse = (reply: FastifyReply, error: unknown, status: 302 | 303) => {
+    if (error instanceof UnsafeRedirect) return problemPage(reply, 400, error.message);
+    if (error instanceof RedirectError) {
+      const answer = { error: error.error, error_description: error.message };
+      return reply.redirect(callbackUrl(urls, error.target.redirectUri, error.target.state, answer), status);
+    }
+    throw error;
+  };
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = error instanceof AppError ? error : toAppError(error, request);
+    if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    return problemPage(reply, appError.status, appError.message);
+  });
+
+  app.get('/oauth/authorize', async (request, reply) => {
+    let checked: AuthorizationRequest;
+    try {
+      checked = await checkRequest(services, urls, request.query);
+    } catch (error) {
+      return refuse(reply, error, 302);
+    }
+    const session = await loadSession(request, reply, services, secure);
+    if (!session.user) return reply.redirect(signInUrl(request.url), 302);
+    return pageHeaders(reply, checked.redirectUri).send(consentPage(checked, session.user, session, urls));
+  });
+
+  app.post('/oauth/authorize', async (request, reply) => {
+    const session = await loadSession(request, reply, services, secure);
+    checkCsrf(session, param(request.body, '_csrf'));
+    if (!session.user) return problemPage(reply, 403, 'You were signed out. Start the connection again from the application.');
+    let checked: AuthorizationRequest;
+    try {
+      checked = await checkRequest(services, urls, request.body);
+    } catch (error) {
+      return refuse(reply, error, 303);
+    }
+    if (param(request.body, 'decision') !== 'allow') {
+      const denied = { error: 'access_denied', error_description: 'The user denied access.' };
+      return reply.redirect(callbackUrl(urls, checked.redirectUri, checked.state, denied), 303);
+    }
+    const code = await services.oauth.issueCode({
+      clientId: checked.client.clientId,
+      userId: session.user.userId,
+      redirectUri: checked.redirectUri,
+      codeChallenge: checked.codeChallenge,
+      resource: urls.resource,
+      scope: scopeOf(checked.asksWrite && param(request.body, 'access') === 'write'),
+    });
+    return reply.redirect(callbackUrl(urls, checked.redirectUri, checked.state, { code }), 303);
+  });
+}

@@ -1,0 +1,74 @@
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from '../../config.js';
+import type { Services } from '../../services/index.js';
+import { OAuthProblem, type TokenSet } from '../../services/oauth.js';
+import { isOurResource, type OAuthUrls, oauthUrlsOf } from './metadata.js';
+import { param } from './params.js';
+
+/** The resource a token request names, checked (RFC 8707); undefined when it names none. */
+function requestedResource(urls: OAuthUrls, body: unknown): string | undefined {
+  const resource = param(body, 'resource');
+  if (resource === undefined) return undefined;
+  if (!isOurResource(urls, resource)) throw new OAuthProblem('invalid_target', `The only resource here is ${urls.resource}.`);
+  return urls.resource;
+}
+
+function required(body: unknown, name: string): string {
+  const value = param(body, name);
+  if (value === undefined) throw new OAuthProblem('invalid_request', `${name} is required (once).`);
+  return value;
+}
+
+/**
+ * The endpoints clients call without a browser (mounted under /oauth): token (RFC 6749 §3.2),
+ * registration (RFC 7591) and revocation (RFC 7009). Errors are RFC 6749 JSON bodies.
+ */
+export async function oauthEndpoints(app: FastifyInstance, options: { services: Services; settings: Settings }) {
+  const { services } = options;
+  const urls = oauthUrlsOf(options.settings);
+  await app.register(formbody);
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof OAuthProblem) return reply.code(error.status).send(error.toBody());
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return reply.code(400).send({ error: 'invalid_request', error_description: 'The request body could not be read.' });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: 'server_error', error_description: 'Something went wrong on our side.' });
+  });
+
+  app.post('/token', async (request, reply): Promise<TokenSet> => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    const body = request.body;
+    const grantType = param(body, 'grant_type');
+    if (grantType === 'authorization_code') {
+      return services.oauth.exchangeCode({
+        code: required(body, 'code'),
+        clientId: required(body, 'client_id'),
+        redirectUri: param(body, 'redirect_uri'),
+        codeVerifier: required(body, 'code_verifier'),
+        resource: requestedResource(urls, body),
+      });
+    }
+    if (grantType === 'refresh_token') {
+      return services.oauth.refresh({
+        refreshToken: required(body, 'refresh_token'),
+        clientId: required(body, 'client_id'),
+        resource: requestedResource(urls, body),
+      });
+    }
+    throw new OAuthProblem('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+  });
+
+  app.post('/register', { bodyLimit: 16 * 1024 }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return reply.code(201).send(await services.oauth.register(request.body));
+  });
+
+  app.post('/revoke', async (request, reply) => {
+    await services.oauth.revokeToken(required(request.body, 'token'), param(request.body, 'client_id'));
+    return reply.code(200).send();
+  });
+}

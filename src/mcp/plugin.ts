@@ -1,0 +1,271 @@
+import cors from '@fastify/cors';
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpServerFactory,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Settings } from '../config.js';
+import { AppError } from '../core/errors.js';
+import { activityPlugin } from '../http/activity.js';
+import '../http/context.js';
+import { errorsPlugin } from '../http/errors.js';
+import { rateLimited, setLimitHeaders } from '../http/limits.js';
+import { tools } from '../operations/index.js';
+import type { ToolDefinition } from '../operations/types.js';
+import type { Actor, RequestInfo } from '../services/actor.js';
+import type { Services } from '../services/index.js';
+import { readScope, supportedScopes, writeScope } from '../services/oauth.js';
+import { authorizeRoutes } from './oauth/authorize.js';
+import { oauthEndpoints } from './oauth/endpoints.js';
+import { oauthUrlsOf, wellKnownRoutes } from './oauth/metadata.js';
+import { buildMcpServer, type McpCall } from './server.js';
+
+export interface AgentInterfaceOptions {
+  services: Services;
+  settings: Settings;
+}
+
+/** Headers a browser-based client needs to send to, and read from, the MCP and OAuth endpoints. */
+const allowedHeaders = ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name'];
+const exposedHeaders = ['WWW-Authenticate', 'Mcp-Protocol-Version', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
+
+const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Origins a browser may call /mcp from (DNS-rebinding protection): our public addresses and
+ * loopback ones, for inspectors running on the user's machine. No Origin (not a browser) is fine.
+ */
+function originPolicy(settings: Settings): (origin: string) => boolean {
+  const ours = new Set([new URL(settings.publicUrl).origin, new URL(settings.mcpPublicUrl).origin]);
+  return (origin) => {
+    if (ours.has(origin)) return true;
+    try {
+      const url = new URL(origin);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && loopbackHosts.has(url.hostname) && url.origin === origin;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** The tool a JSON-RPC body calls, for the activity record of a refused request. */
+function calledTool(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown } | null };
+  return method === 'tools/call' && typeof params?.name === 'string' ? params.name : null;
+}
+
+const bearerToken = (header: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
+
+const hopByHop = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+/** The Web Request the SDK serves; the body travels as `parsedBody`, already parsed by Fastify. */
+function toWebRequest(request: FastifyRequest, url: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || hopByHop.has(name)) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  const body = request.method === 'POST' && request.body !== undefined ? JSON.stringify(request.body) : undefined;
+  return new Request(url, { method: request.method, headers, body, signal });
+}
+
+/**
+ * The MCP endpoint (mounted at /mcp): Origin check, Bearer token, the per-grant request limit,
+ * then the SDK, stateless and answering JSON. 2026-07-28 requests go to the SDK's handler;
+ * 2025-era ones to a per-request transport in JSON mode (the SDK's own legacy path streams SSE).
+ */
+export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceOptions & { tools: readonly ToolDefinition[] }) {
+  const { services, settings } = options;
+  const urls = oauthUrlsOf(settings);
+  const originAllowed = originPolicy(settings);
+  const challenge = `Bearer resource_metadata="${urls.resourceMetadataUrl}", scope="${supportedScopes.join(' ')}"`;
+
+  // The SDK hands our AuthInfo object untouched to the factory: it carries the call's actor.
+  const calls = new WeakMap<AuthInfo, McpCall>();
+  const factory: McpServerFactory = (ctx) => {
+    const call = ctx.authInfo ? calls.get(ctx.authInfo) : undefined;
+    if (!call) throw new Error('An MCP request reached the server without an authenticated call.');
+    return buildMcpServer(call);
+  };
+  const modern = createMcpHandler(factory, {
+    legacy: 'reject',
+    responseMode: 'auto',
+    onerror: (error) => app.log.warn({ err: error }, 'mcp request failed'),
+  });
+  app.addHook('onClose', async () => modern.close());
+
+  async function serveLegacy(call: McpCall, webRequest: Request, parsedBody: unknown, authInfo: AuthInfo): Promise<Response> {
+    const server = buildMcpServer(call);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(webRequest, { parsedBody, authInfo });
+    } finally {
+      // JSON mode: the response is complete, nothing streams on.
+      void transport.close().catch(() => undefined);
+      void server.close().catch(() => undefined);
+    }
+  }
+
+  const requestInfo = (request: FastifyRequest): RequestInfo => {
+    const tool = calledTool(request.body);
+    return {
+      id: request.id,
+      operation: options.tools.find((t) => t.name === tool)?.operation ?? null,
+      method: request.method,
+      path: '/mcp',
+      tool,
+      clientIp: request.ip,
+      userAgent: request.headers['user-agent'] ?? null,
+      startedAt: Date.now(),
+    };
+  };
+
+  /** Refused before reaching a tool: logged as one call, answered with the Error body. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: AppError, actor: Actor | null = null) => {
+    services.activity.record({
+      actor,
+      channel: 'mcp',
+      request: requestInfo(request),
+      outcome: { status: error.status, error: error.code },
+    });
+    if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter);
+    return reply.code(error.status).send(error.toBody());
+  };
+
+  await app.register(cors, {
+    origin: (origin, callback) => callback(null, origin === undefined || originAllowed(origin)),
+    methods: ['GET', 'POST', 'DELETE'],
+    allowedHeaders,
+    exposedHeaders,
+    maxAge: 86_400,
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin === undefined || originAllowed(origin)) return;
+    return refuse(request, reply, new AppError('forbidden', 'Requests from this web origin are not accepted.'));
+  });
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = bearerToken(request.headers.authorization);
+    const actor = token ? await services.oauth.authenticate(token, urls.resource, null) : undefined;
+    if (!token || !actor) {
+      reply.header(
+        'www-authenticate',
+        token ? `${challenge}, error="invalid_token", error_description="The access token is invalid, expired or revoked."` : challenge,
+      );
+      const message = token
+        ? 'The access token is invalid, expired or revoked; sign in again.'
+        : 'Connect through OAuth: sign in to Anchorage and allow access.';
+      return refuse(request, reply, new AppError('unauthenticated', message));
+    }
+    const limit = await services.requestLimiter.consume(`mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`);
+    setLimitHeaders(reply, limit);
+    if (!limit.allowed) return refuse(request, reply, rateLimited(limit), actor);
+    if (request.method !== 'POST') {
+      // Stateless: no standalone SSE stream and no session to delete.
+      return reply
+        .code(405)
+        .header('allow', 'POST')
+        .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+    }
+
+    const call: McpCall = {
+      actor,
+      services,
+      tools: options.tools,
+      request: { id: request.id, clientIp: request.ip, userAgent: request.headers['user-agent'] ?? null },
+      onInternalError: (error) => request.log.error({ err: error }, 'mcp tool failed'),
+    };
+    const authInfo: AuthInfo = {
+      token,
+      // Only carried through the SDK to our factory; it names the connection.
+      clientId: `mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`,
+      scopes: actor.scopes.includes('write') ? [readScope, writeScope] : [readScope],
+      resource: new URL(urls.resource),
+    };
+    calls.set(authInfo, call);
+    const abort = new AbortController();
+    reply.raw.on('close', () => abort.abort());
+    const webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
+    const parsedBody: unknown = request.body;
+    const response = (await isLegacyRequest(webRequest, parsedBody))
+      ? await serveLegacy(call, webRequest, parsedBody, authInfo)
+      : await modern.fetch(webRequest, { parsedBody, authInfo });
+    return reply.send(response);
+  };
+  // An inline image (replace_featured_image) is base64: a third larger than the image itself.
+  const bodyLimit = Math.ceil((settings.maxImageBytes * 4) / 3) + 1024 * 1024;
+  app.post('/', { bodyLimit }, handler);
+  app.get('/', handler);
+  app.delete('/', handler);
+}
+
+/** Metadata and the non-browser OAuth endpoints are public documents: any origin may read them. */
+const openCors = { origin: '*', methods: ['GET', 'POST'], allowedHeaders, exposedHeaders, maxAge: 86_400 };
+
+/** Keeps the agent interface's routes out of the REST API's OpenAPI document. */
+const hidden = (app: FastifyInstance) =>
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+
+/**
+ * The whole agent interface on the main listener: MCP at /mcp, the OAuth metadata under
+ * /.well-known, and our authorization server under /oauth (the consent page uses the UI's sign-in).
+ */
+export async function agentInterfacePlugin(app: FastifyInstance, options: AgentInterfaceOptions) {
+  hidden(app);
+  await app.register(mcpEndpoint, { ...options, tools, prefix: '/mcp' });
+  await app.register(
+    async (scope) => {
+      await scope.register(cors, openCors);
+      await scope.register(wellKnownRoutes, { settings: options.settings, authorizationServer: true });
+    },
+    { prefix: '/.well-known' },
+  );
+  await app.register(
+    async (scope) => {
+      // The authorization endpoint is a browser page, not for cross-origin scripts.
+      await scope.register(cors, {
+        delegator: (request, callback) =>
+          callback(null, request.url.startsWith('/oauth/authorize') ? { origin: false } : openCors),
+      });
+      await scope.register(oauthEndpoints, options);
+    },
+    { prefix: '/oauth' },
+  );
+  await app.register(authorizeRoutes, options);
+}
+
+/**
+ * The MCP endpoint on its own listener (MCP_PORT), for exposing it at a separate address: the
+ * same services, tools and resource metadata; sign-in stays at PUBLIC_URL.
+ */
+export async function buildMcpApp(options: AgentInterfaceOptions & { logger?: boolean | object }): Promise<FastifyInstance> {
+  const { settings, services } = options;
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: settings.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie'],
+    },
+    trustProxy: settings.trustProxy,
+    return503OnClosing: true,
+  });
+  app.removeContentTypeParser('text/plain');
+  await app.register(errorsPlugin);
+  await app.register(activityPlugin, { services });
+  await app.register(mcpEndpoint, { services, settings, tools, prefix: '/mcp' });
+  await app.register(
+    async (scope) => {
+      await scope.register(cors, openCors);
+      await scope.register(wellKnownRoutes, { settings, authorizationServer: false });
+    },
+    { prefix: '/.well-known' },
+  );
+  return app;
+}

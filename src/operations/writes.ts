@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import { validationFailed } from '../core/errors.js';
+import type { WriteResult } from '../services/article-writes.js';
+import { toArticle } from '../services/articles.js';
+import { articleId, articleSchema, articleWithBodySchema, single } from './schemas.js';
+import { runOperation } from './run.js';
+import { defineOperation, type OperationContext, type OperationResult, type ToolDefinition } from './types.js';
+
+/** Length limits count Unicode code points, not UTF-16 units. */
+const text = (max: number, description: string) =>
+  z
+    .string()
+    .refine((value) => [...value].length <= max, `At most ${max} characters.`)
+    .describe(description)
+    .meta({ maxLength: max });
+
+const title = text(255, 'New title, at most 255 characters.');
+const reason = text(2000, 'Why the change is made, kept with the revision; at most 2000 characters.');
+const metaDescription = text(500, 'New meta description, at most 500 characters.');
+
+const replacement = z
+  .object({
+    find: z.string().min(1).describe('Exact text to find in the body as GET returns it (case-sensitive).'),
+    replace: z.string().optional().describe('Replacement text; defaults to "".'),
+    all: z.boolean().optional().describe('Replace every occurrence (at least one) instead of exactly one.'),
+  })
+  .meta({ id: 'Replacement', example: { find: 'twice a year', replace: 'every six months' } });
+
+const replacements = z
+  .array(replacement)
+  .max(50)
+  .describe('Applied in order; each find must match exactly once unless all is true. Any failure saves nothing. At most 50.');
+
+const dryRun = z
+  .enum(['true', 'false'])
+  .optional()
+  .describe('true: run every check and return the would-be article without saving.')
+  .meta({ example: 'true' });
+
+const writeOutput = z
+  .object({
+    data: articleWithBodySchema,
+    meta: z.object({
+      sanitized: z.array(z.string()).describe('What the sanitiser removed from the submitted HTML (may be empty).'),
+      dry_run: z.boolean().optional().describe('Present and true when nothing was saved because of dry_run.'),
+    }),
+  })
+  .meta({ id: 'ArticleWrite' });
+
+const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+
+const rules =
+  'The body is sanitised (scripts, iframes, event handlers and javascript: links are removed; meta.sanitized lists what was). Every protected link (data-service-protected) must stay exactly as it is, or the edit is refused with protected_links_violation (422) listing them. Each change is stored as a revision; a change that changes nothing saves nothing. Counts against 200 article writes per day per account (edit_limit_exceeded, 429).';
+
+const toWriteBody = (result: WriteResult, dryRun: boolean): OperationResult<z.input<typeof writeOutput>> => ({
+  body: { data: result.article, meta: { sanitized: result.sanitized, ...(dryRun ? { dry_run: true } : {}) } },
+  etag: result.etag,
+  allowance: result.allowance,
+});
+
+const writeOptions = (ctx: OperationContext, dryRun: string | undefined) => ({
+  dryRun: dryRun === 'true',
+  ifMatch: ctx.preconditions.ifMatch,
+  idempotencyKey: ctx.preconditions.idempotencyKey,
+});
+
+const writeErrors = ['not_found', 'forbidden', 'insufficient_scope', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'invalid_json', 'validation_failed', 'protected_links_violation', 'idempotency_key_reused', 'rate_limited', 'edit_limit_exceeded'] as const;
+
+export const updateArticle = defineOperation({
+  name: 'updateArticle',
+  summary: 'Replace an article’s title and HTML body',
+  description: `Replaces the whole HTML body (and optionally the title). ${rules} Accepts If-Match (412 when stale), Idempotency-Key (a retry replays the first response) and ?dry_run=true.`,
+  rest: { method: 'PUT', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'] },
+  input: z.object({
+    article_id: articleId,
+    body: z.string().describe('The new article HTML.'),
+    title: title.optional(),
+    reason: reason.optional(),
+    dry_run: dryRun,
+  }),
+  output: writeOutput,
+  errors: [...writeErrors],
+  scope: 'write',
+  handler: async ({ article_id, dry_run, ...input }, ctx) =>
+    toWriteBody(await ctx.services.articleWrites.replace(ctx.actor, article_id, input, writeOptions(ctx, dry_run)), dry_run === 'true'),
+});
+
+export const editArticle = defineOperation({
+  name: 'editArticle',
+  summary: 'Small edits: title, meta description, find/replace in the body',
+  description: `Changes the title and meta description, and applies exact find/replace edits to the body as GET returns it, in order. Each find must match exactly once (or at least once with all: true); otherwise 409 replacement_failed lists every failing item with its match count and nothing is saved. At least one of title, meta_description, replacements is required. ${rules} Accepts If-Match, Idempotency-Key and ?dry_run=true.`,
+  rest: { method: 'PATCH', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'] },
+  input: z.object({
+    article_id: articleId,
+    title: title.optional(),
+    meta_description: metaDescription.optional(),
+    replacements: replacements.optional(),
+    reason: reason.optional(),
+    dry_run: dryRun,
+  }),
+  output: writeOutput,
+  errors: ['replacement_failed', ...writeErrors],
+  scope: 'write',
+  handler: async ({ article_id, dry_run, ...input }, ctx) => {
+    if (input.title === undefined && input.meta_description === undefined && input.replacements === undefined) {
+      throw validationFailed({ '(body)': ['Give at least one of title, meta_description, replacements.'] });
+    }
+    return toWriteBody(await ctx.services.articleWrites.edit(ctx.actor, article_id, input, writeOptions(ctx, dry_run)), dry_run === 'true');
+  },
+});
+
+const imageUrl = z
+  .url({ protocol: /^https?$/ })
+  .describe('Absolute http(s) URL of the image; stored, never fetched.')
+  .meta({ example: 'https://images.example.com/new-cover.jpg' });
+
+export const replaceFeaturedImage = defineOperation({
+  name: 'replaceFeaturedImage',
+  summary: 'Replace the featured image',
+  description:
+    'Sets a new featured image: as JSON with `url`, or as multipart/form-data with exactly one of `image` (a JPEG, PNG, WebP, GIF or AVIF file, recognised by content, at most 10 MiB and 40 megapixels, stored and served by the service) or `url`. Creates a revision. Accepts If-Match and Idempotency-Key.',
+  rest: {
+    method: 'POST',
+    path: '/articles/{id}/featured-image',
+    pathId: 'article_id',
+    multipart: z.object({
+      image: z.string().meta({ format: 'binary' }).optional().describe('The image file.'),
+      url: imageUrl.optional(),
+      reason: reason.optional(),
+    }),
+  },
+  input: z.object({ article_id: articleId, url: imageUrl.optional(), reason: reason.optional() }),
+  output: single(articleSchema),
+  errors: ['unsupported_image', 'image_too_large', ...writeErrors],
+  scope: 'write',
+  handler: async ({ article_id, ...input }, ctx) => {
+    const upload = { ...input, image: ctx.upload };
+    const result = await ctx.services.featuredImages.replace(ctx.actor, article_id, upload, writeOptions(ctx, undefined));
+    return { body: { data: toArticle(result.article) }, etag: result.etag, allowance: result.allowance };
+  },
+});
+
+/** MCP: one tool for both kinds of edit — a whole body (PUT rules) or small edits (PATCH rules). */
+export const updateArticleTool: ToolDefinition = {
+  name: 'update_article',
+  title: 'Edit an article',
+  description: `Edits one article. Either send body (the complete new HTML, optionally with title) to replace the whole body, or send any of title, meta_description and replacements for small edits — not body together with meta_description or replacements. Prefer replacements for small changes: read the article with get_article first; each find must match the body exactly once (or at least once with all: true), else replacement_failed lists every failing item with its match count and nothing is saved. ${rules} dry_run: true checks everything and returns the would-be article without saving. Errors: not_found, insufficient_scope (read-only connection), validation_failed (see fields), protected_links_violation, replacement_failed, rate_limited, edit_limit_exceeded.`,
+  annotations: write,
+  input: z.object({
+    article_id: articleId,
+    body: z.string().optional().describe('The complete new article HTML (full replace).'),
+    title: title.optional(),
+    meta_description: metaDescription.optional(),
+    replacements: replacements.optional(),
+    reason: reason.optional(),
+    dry_run: z.boolean().optional().describe('Check everything and return the would-be article without saving.'),
+  }),
+  output: writeOutput,
+  scope: 'write',
+  operation: 'updateArticle',
+  run: ({ body, dry_run, ...rest }, ctx) => {
+    const { meta_description, replacements: edits } = rest as { meta_description?: string; replacements?: unknown[] };
+    const dryRun = dry_run === true ? 'true' : undefined;
+    if (body === undefined) return runOperation(editArticle, { ...rest, dry_run: dryRun }, ctx);
+    if (meta_description !== undefined || edits !== undefined) {
+      throw validationFailed({ body: ['Send body alone (full replace) or meta_description/replacements (small edits), not both.'] });
+    }
+    return runOperation(updateArticle, { ...rest, body, dry_run: dryRun }, ctx);
+  },
+};
+
+/** MCP: a new featured image from a URL or from base64 bytes. */
+export const replaceFeaturedImageTool: ToolDefinition = {
+  name: 'replace_featured_image',
+  title: 'Replace the featured image',
+  description:
+    'Sets an article’s featured image, creating a revision. Send either url (an absolute http/https image URL, stored and never fetched) or image_base64 with filename (a JPEG, PNG, WebP, GIF or AVIF image, recognised by its content, at most 10 MiB and 40 megapixels; it is stored and served by the service). Errors: not_found, insufficient_scope, validation_failed, unsupported_image, image_too_large (limit in bytes), rate_limited, edit_limit_exceeded.',
+  annotations: { ...write, idempotentHint: true },
+  input: z.object({
+    article_id: articleId,
+    url: imageUrl.optional(),
+    image_base64: z.string().optional().describe('The image file, base64-encoded.'),
+    filename: z.string().optional().describe('The image file name (informative; the type is read from the content).'),
+    reason: reason.optional(),
+  }),
+  output: single(articleSchema),
+  scope: 'write',
+  operation: 'replaceFeaturedImage',
+  run: async (input, ctx) => {
+    const { article_id, url, image_base64, reason: why } = input as {
+      article_id: number;
+      url?: string;
+      image_base64?: string;
+      reason?: string;
+    };
+    const image = image_base64 === undefined ? undefined : Buffer.from(image_base64, 'base64');
+    const result = await ctx.services.featuredImages.replace(ctx.actor, article_id, { url, image, reason: why });
+    return { body: { data: toArticle(result.article) }, etag: result.etag, allowance: result.allowance };
+  },
+};
+
+export const writeOperations = [updateArticle, editArticle, replaceFeaturedImage];
+export const writeTools = [updateArticleTool, replaceFeaturedImageTool];

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import sharp from 'sharp';
+import { AppError } from '../core/errors.js';
+import type { Clock } from '../core/time.js';
+import { toTimestamp } from '../core/time.js';
+import type { Database } from '../db/schema.js';
+
+export const maxImagePixels = 40_000_000;
+
+const formats: Record<string, { contentType: string; extension: string }> = {
+  jpeg: { contentType: 'image/jpeg', extension: 'jpg' },
+  png: { contentType: 'image/png', extension: 'png' },
+  webp: { contentType: 'image/webp', extension: 'webp' },
+  gif: { contentType: 'image/gif', extension: 'gif' },
+  avif: { contentType: 'image/avif', extension: 'avif' },
+};
+
+export interface CheckedImage {
+  bytes: Buffer;
+  contentType: string;
+  extension: string;
+}
+
+/** Recognises an image by its content (never its name) and enforces the size and pixel limits. */
+export async function checkImage(bytes: Buffer, maxBytes: number): Promise<CheckedImage> {
+  if (bytes.length > maxBytes) {
+    throw new AppError('image_too_large', `The image is larger than ${maxBytes} bytes.`, { limit: maxBytes });
+  }
+  let format: string | undefined;
+  let pixels = 0;
+  try {
+    const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
+    // sharp reports AVIF as the HEIF container with AV1 compression.
+    format = meta.format === 'heif' ? (meta.compression === 'av1' ? 'avif' : undefined) : meta.format;
+    pixels = (meta.width ?? 0) * (meta.height ?? 0) * Math.max(1, meta.pages ?? 1);
+  } catch {
+    format = undefined;
+  }
+  const known = format ? formats[format] : undefined;
+  if (!known) throw new AppError('unsupported_image', 'The file is not a JPEG, PNG, WebP, GIF or AVIF image.');
+  if (pixels > maxImagePixels) {
+    throw new AppError('image_too_large', `The image has more than ${maxImagePixels} pixels.`, { limit: maxBytes });
+  }
+  return { bytes, ...known };
+}
+
+/** Where uploaded images live: content-addressed names, served under the service's own URL. */
+export interface MediaStore {
+  put(image: CheckedImage): Promise<string>;
+  get(name: string): Promise<{ bytes: Buffer; contentType: string } | undefined>;
+}
+
+const nameOf = (image: CheckedImage) => `${createHash('sha256').update(image.bytes).digest('hex')}.${image.extension}`;
+const namePattern = /^[0-9a-f]{64}\.(jpg|png|webp|gif|avif)$/;
+const contentTypeOfName = (name: string) =>
+  Object.values(formats).find((f) => name.endsWith(`.${f.extension}`))!.contentType;
+
+/** Files under DATA_DIR/media (one disk, or a shared volume between nodes). */
+export class FileMediaStore implements MediaStore {
+  constructor(private readonly dir: string) {}
+
+  async put(image: CheckedImage): Promise<string> {
+    const name = nameOf(image);
+    await mkdir(this.dir, { recursive: true });
+    // Write then rename, so a reader never sees half a file.
+    const temporary = join(this.dir, `.${name}.${process.pid}.tmp`);
+    await writeFile(temporary, image.bytes);
+    await rename(temporary, join(this.dir, name));
+    return name;
+  }
+
+  async get(name: string) {
+    if (!namePattern.test(name)) return undefined;
+    try {
+      return { bytes: await readFile(join(this.dir, name)), contentType: contentTypeOfName(name) };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Image bytes in the database, so nodes need no shared disk. */
+export class DatabaseMediaStore implements MediaStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async put(image: CheckedImage): Promise<string> {
+    const name = nameOf(image);
+    await this.db
+      .insertInto('media')
+      .values({ key: name, content_type: image.contentType, bytes: image.bytes, created_at: toTimestamp(this.clock.now()) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    return name;
+  }
+
+  async get(name: string) {
+    if (!namePattern.test(name)) return undefined;
+    const row = await this.db.selectFrom('media').select(['bytes', 'content_type']).where('key', '=', name).executeTakeFirst();
+    return row ? { bytes: Buffer.from(row.bytes), contentType: row.content_type } : undefined;
+  }
+}

@@ -1,0 +1,85 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../core/time.js';
+import { toTimestamp } from '../core/time.js';
+import type { Database, RevisionRow } from '../db/schema.js';
+import { type Actor, credentialColumns } from './actor.js';
+
+/** An article's full content: what every revision holds. */
+export interface ArticleState {
+  title: string | null;
+  body: string;
+  meta_description: string | null;
+  featured_image_url: string | null;
+}
+
+export interface RevisionSummary {
+  id: number;
+  created_at: string;
+  origin: RevisionRow['origin'];
+  reason: string | null;
+  user_email: string | null;
+  key_name: string | null;
+  mcp_grant_id: number | null;
+}
+
+/** Revisions: one per change, with its origin, who made it and why. */
+export class RevisionsService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records a revision in the change's transaction; returns its id. */
+  async recordIn(
+    trx: Transaction<Database>,
+    article: { id: number; account_id: number },
+    state: ArticleState,
+    actor: Actor,
+    reason: string | null,
+  ): Promise<number> {
+    const row = await trx
+      .insertInto('revisions')
+      .values({
+        article_id: article.id,
+        account_id: article.account_id,
+        ...state,
+        origin: actor.channel,
+        user_id: actor.userId,
+        ...credentialColumns(actor),
+        reason,
+        created_at: toTimestamp(this.clock.now()),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  /** Newest first, with who made each one. */
+  async list(articleId: number): Promise<RevisionSummary[]> {
+    return this.db
+      .selectFrom('revisions')
+      .leftJoin('users', 'users.id', 'revisions.user_id')
+      .leftJoin('api_keys', 'api_keys.id', 'revisions.api_key_id')
+      .select([
+        'revisions.id',
+        'revisions.created_at',
+        'revisions.origin',
+        'revisions.reason',
+        'revisions.mcp_grant_id',
+        'users.email as user_email',
+        'api_keys.name as key_name',
+      ])
+      .where('revisions.article_id', '=', articleId)
+      .orderBy('revisions.id', 'desc')
+      .execute();
+  }
+
+  async get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {
+    return this.db
+      .selectFrom('revisions')
+      .selectAll()
+      .where('article_id', '=', articleId)
+      .where('id', '=', revisionId)
+      .executeTakeFirst();
+  }
+}

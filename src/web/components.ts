@@ -1,0 +1,110 @@
+import type { ProtectedLink } from '../core/errors.js';
+import type { PageMeta } from '../services/pagination.js';
+import { html, type SafeHtml } from './html.js';
+
+/** A query string of the non-empty parameters, with a leading `?` (or nothing). */
+export function queryString(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+/** `2026-11-15T12:00:00Z` as "2026-11-15 12:00 UTC" in a <time> element. */
+export function timestamp(value: string | null | undefined): SafeHtml {
+  if (!value) return html`<span class="muted">—</span>`;
+  const shown = value.replace('T', ' ').replace(/:\d{2}Z$/, '').replace(/Z$/, '');
+  return html`<time datetime="${value}">${shown}<span class="tz"> UTC</span></time>`;
+}
+
+/** `2026-11-15T12:00:00Z` as the day only. */
+export function day(value: string | null | undefined): SafeHtml {
+  if (!value) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${value}">${value.slice(0, 10)}</time>`;
+}
+
+const monthNames = [
+  'January', 'February', 'March', 'April', 'May', 'June',
+  'July', 'August', 'September', 'October', 'November', 'December',
+];
+
+/** `2026-11` as "November 2026"; `short` gives "Nov 2026". */
+export function monthLabel(month: string, short = false): string {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  const name = monthNames[index - 1] ?? month;
+  return `${short ? name.slice(0, 3) : name} ${year}`;
+}
+
+/** The month `offset` months after `month` (`YYYY-MM`). */
+export function addMonths(month: string, offset: number): string {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  const date = new Date(Date.UTC(year, index - 1 + offset, 1));
+  return date.toISOString().slice(0, 7);
+}
+
+/** A small coloured label: statuses, origins, channels. */
+export function badge(text: string | null | undefined, tone?: string): SafeHtml {
+  if (!text) return html`<span class="muted">—</span>`;
+  return html`<span class="badge badge-${tone ?? text}">${text}</span>`;
+}
+
+export function notice(kind: 'success' | 'error' | 'info' | 'warning', message: SafeHtml | string): SafeHtml {
+  const role = kind === 'error' ? 'alert' : 'status';
+  return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
+}
+
+/** Previous / next links and "page X of Y" for a paged table. */
+export function pager(meta: PageMeta, urlFor: (page: number) => string, label: string): SafeHtml {
+  if (meta.total === 0) return html``;
+  const first = (meta.page - 1) * meta.per_page + 1;
+  const last = Math.min(meta.total, meta.page * meta.per_page);
+  const range = first <= meta.total ? html`${first}–${last} of ${meta.total}` : html`${meta.total} in all`;
+  return html`<nav class="pager" aria-label="${label} pages">
+  <span class="pager-range">${range}</span>
+  ${meta.page > 1 ? html`<a class="button small" href="${urlFor(meta.page - 1)}" rel="prev">← Previous</a>` : html`<span class="button small disabled" aria-disabled="true">← Previous</span>`}
+  <span class="pager-page">Page ${meta.page} of ${meta.last_page}</span>
+  ${meta.page < meta.last_page ? html`<a class="button small" href="${urlFor(meta.page + 1)}" rel="next">Next →</a>` : html`<span class="button small disabled" aria-disabled="true">Next →</span>`}
+</nav>`;
+}
+
+/** A table that scrolls sideways on small screens instead of breaking the layout. */
+export function tableWrap(caption: string, head: SafeHtml, rows: SafeHtml[], empty: string): SafeHtml {
+  if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
+<table>
+<caption class="visually-hidden">${caption}</caption>
+<thead>${head}</thead>
+<tbody>${rows}</tbody>
+</table>
+</div>`;
+}
+
+/** The protected links of an article (or of a refused edit), each with its lock. */
+export function protectedLinkList(links: readonly ProtectedLink[]): SafeHtml {
+  return html`<ul class="locked-links">
+${links.map(
+  (link) => html`<li><span class="lock" aria-hidden="true"></span><span class="badge badge-${link.type}">${link.type}</span>
+  <span class="locked-text">“${link.text}”</span> <span class="muted">→</span> <code class="href">${link.href}</code></li>`,
+)}
+</ul>`;
+}
+
+/** A hidden CSRF field for a form of the signed-in UI. */
+export const csrfField = (token: string): SafeHtml => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/** A link only to http(s) addresses; anything else is shown as text. */
+export function externalLink(url: string | null | undefined, text?: string | null): SafeHtml {
+  if (!url) return html`<span class="muted">—</span>`;
+  if (!/^https?:\/\//i.test(url)) return html`${text ?? url}`;
+  return html`<a href="${url}" rel="noopener noreferrer nofollow" target="_blank">${text ?? url}</a>`;
+}
+
+/** "+3", "−2" or "±0" with a tone for the stat tiles. */
+export function delta(current: number, previous: number): SafeHtml {
+  const change = current - previous;
+  const tone = change > 0 ? 'up' : change < 0 ? 'down' : 'flat';
+  const sign = change > 0 ? '+' : change < 0 ? '−' : '±';
+  return html`<span class="delta delta-${tone}">${sign}${Math.abs(change)}</span>`;
+}

@@ -1,0 +1,142 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiKeySummary, CreatedKey } from '../../services/keys.js';
+import { badge, csrfField, notice, tableWrap, timestamp } from '../components.js';
+import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
+import { html, type SafeHtml } from '../html.js';
+import { sendPage } from '../respond.js';
+
+interface KeyForm {
+  name?: unknown;
+  read_only?: unknown;
+}
+
+const maxNameLength = 100;
+
+function keyRows(ui: UiContext, keys: ApiKeySummary[]): SafeHtml[] {
+  return keys.map(
+    (key) => html`<tr${key.revoked_at ? html` class="revoked"` : ''} data-key-id="${key.id}">
+  <td><strong>${key.name}</strong></td>
+  <td><code>${key.display_prefix}…</code></td>
+  <td>${key.read_only ? badge('read-only', 'readonly') : badge('read-write', 'readwrite')}</td>
+  <td>${timestamp(key.created_at)}</td>
+  <td>${key.last_used_at ? timestamp(key.last_used_at) : html`<span class="muted">never</span>`}</td>
+  <td>${key.revoked_at ? html`${badge('revoked')} ${timestamp(key.revoked_at)}` : badge('active')}</td>
+  <td>${
+    key.revoked_at
+      ? ''
+      : html`<form method="post" action="/app/connect/keys/${key.id}/revoke" data-confirm="Revoke the key “${key.name}”? Tools using it stop working at once.">
+    ${csrfField(ui.session.csrfToken)}
+    <button type="submit" class="small danger">Revoke<span class="visually-hidden"> ${key.name}</span></button>
+  </form>`
+  }</td>
+</tr>`,
+  );
+}
+
+/** The key shown once, right after it was created, with a copy button. */
+function newKeyPanel(created: CreatedKey, name: string, readOnly: boolean, publicUrl: string): SafeHtml {
+  return html`<section class="card new-key" aria-labelledby="new-key-h">
+  <h2 id="new-key-h">Your new API key “${name}”</h2>
+  <p><strong>Copy it now: it is shown only this once.</strong> Anchorage keeps only a fingerprint of it, so nobody can show it to you again. If you lose it, revoke it and create another.</p>
+  <div class="copy-row">
+    <label for="new-key" class="visually-hidden">API key</label>
+    <input id="new-key" class="code key-value" type="text" value="${created.key}" readonly data-select-on-focus>
+    <button type="button" class="primary" data-copy="#new-key" hidden>Copy key</button>
+  </div>
+  <p class="muted small">${readOnly ? 'This key is read-only: it can list and read, but not change articles.' : 'This key can read and change articles (edits are recorded as revisions with origin API).'}</p>
+  <p>Try it:</p>
+  <pre class="code-block"><code id="curl-example">curl -H "Authorization: Bearer ${created.key}" ${publicUrl}/api/v1/sites</code></pre>
+  <button type="button" class="small" data-copy="#curl-example" hidden>Copy command</button>
+</section>`;
+}
+
+function howTo(publicUrl: string, mcpUrl: string): SafeHtml {
+  return html`<section class="card" aria-labelledby="howto-h">
+  <h2 id="howto-h">How to connect a site or a tool</h2>
+  <ol class="steps">
+    <li>Create a key below and give it a name you will recognise, such as the tool or the person using it. Choose <em>read-only</em> for reporting tools that never change content.</li>
+    <li>Copy the key when it is shown: it is displayed once only.</li>
+    <li>Send it with every request, either as <code>Authorization: Bearer &lt;key&gt;</code> or as <code>X-API-Key: &lt;key&gt;</code>.</li>
+  </ol>
+  <pre class="code-block"><code>curl -H "Authorization: Bearer &lt;your key&gt;" ${publicUrl}/api/v1/sites
+curl -H "X-API-Key: &lt;your key&gt;" "${publicUrl}/api/v1/sites/&lt;site id&gt;/stats?period=last_month"</code></pre>
+  <p class="muted small">Every call is listed in the <a href="/app/activity">activity log</a>. Keys allow 60 requests per minute. The full reference is at <a href="/docs">${publicUrl}/docs</a> and the OpenAPI document at <code>${publicUrl}/api/v1/openapi.json</code>. AI assistants connect without a key at <code>${mcpUrl}</code>: you sign in and allow access, and see them under <a href="/app/connections">Connected apps</a>.</p>
+</section>`;
+}
+
+/** "The page for connecting a site": create, copy once, list and revoke API keys. */
+export async function connectPages(app: FastifyInstance, options: WebOptions) {
+  const { services, settings } = options;
+
+  async function render(ui: UiContext, extra: { message?: SafeHtml; created?: SafeHtml; name?: string; readOnly?: boolean }) {
+    const keys = await services.keys.list(ui.user.accountId);
+    const active = keys.filter((key) => !key.revoked_at).length;
+    return {
+      title: 'Connect a site',
+      active: 'connect' as const,
+      scripts: ['/assets/copy.js'],
+      body: html`<div class="page-head">
+  <div>
+    <h1>Connect a site</h1>
+    <p class="muted">API keys let your website, reporting tools and scripts read your sites, articles, backlinks and statistics, and edit articles.</p>
+  </div>
+</div>
+${extra.message ?? ''}
+${extra.created ?? ''}
+<div class="two-col">
+  <section class="card" aria-labelledby="create-h">
+    <h2 id="create-h">Create an API key</h2>
+    <form method="post" action="/app/connect/keys" class="stack">
+      ${csrfField(ui.session.csrfToken)}
+      <label for="key-name">Name</label>
+      <input id="key-name" name="name" type="text" maxlength="${maxNameLength}" required placeholder="e.g. Website reporting" value="${extra.name ?? ''}">
+      <label class="check"><input type="checkbox" name="read_only" value="1"${extra.readOnly ? html` checked` : ''}> Read-only <span class="muted small">(can read, cannot change articles)</span></label>
+      ${ui.user.staff ? html`<p class="notice notice-warning small">You are staff: your keys are admin keys that can read every account.</p>` : ''}
+      <div class="form-actions"><button type="submit" class="primary">Create key</button></div>
+    </form>
+  </section>
+  ${howTo(settings.publicUrl, settings.mcpPublicUrl)}
+</div>
+<section class="card" aria-labelledby="keys-h">
+  <h2 id="keys-h">Your API keys <span class="count">${active} active</span></h2>
+  ${tableWrap(
+    'API keys',
+    html`<tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Access</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+    keyRows(ui, keys),
+    'No keys yet. Create one above.',
+  )}
+</section>`,
+    };
+  }
+
+  app.get<{ Querystring: { revoked?: string } }>('/app/connect', async (request, reply) => {
+    const ui = uiOf(request);
+    const revoked = textField(request.query.revoked);
+    const message =
+      revoked === '1'
+        ? notice('success', 'The key was revoked. Requests with it are refused from now on.')
+        : revoked === '0'
+          ? notice('info', 'That key was already revoked.')
+          : undefined;
+    return sendPage(reply, ui, await render(ui, { message }));
+  });
+
+  app.post<{ Body: KeyForm }>('/app/connect/keys', async (request, reply) => {
+    const ui = uiOf(request);
+    const name = textField(request.body?.name).trim();
+    const readOnly = textField(request.body?.read_only) !== '';
+    if (name === '' || [...name].length > maxNameLength) {
+      const message = notice('error', `Give the key a name of 1 to ${maxNameLength} characters.`);
+      return sendPage(reply, ui, await render(ui, { message, name, readOnly }), 422);
+    }
+    const created = await services.keys.create(ui.user.userId, { name, readOnly });
+    // Shown in this response only (never in a URL, a log or a later page).
+    return sendPage(reply, ui, await render(ui, { created: newKeyPanel(created, name, readOnly, settings.publicUrl) }), 201);
+  });
+
+  app.post<{ Params: { id: string } }>('/app/connect/keys/:id/revoke', async (request, reply) => {
+    const ui = uiOf(request);
+    const revoked = await services.keys.revoke(idParam(request.params.id, 'key'), ui.user.accountId);
+    return reply.redirect(`/app/connect?revoked=${revoked ? 1 : 0}`, 303);
+  });
+}

@@ -1,0 +1,248 @@
+import { diffLines } from 'diff';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../core/errors.js';
+import type { ArticleRow, RevisionRow } from '../../db/schema.js';
+import type { RevisionSummary } from '../../services/revisions.js';
+import { badge, csrfField, notice, protectedLinkList, tableWrap, timestamp } from '../components.js';
+import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
+import { html, type SafeHtml } from '../html.js';
+import { sendPage } from '../respond.js';
+import { refusal, sanitizedNotice } from './article.js';
+import { staffBanner } from './report.js';
+
+/** A revision summary as any version of the revisions service gives it (client name or grant id). */
+type Summary = RevisionSummary & { client_name?: string | null; mcp_grant_id?: number | null };
+
+const originLabels: Record<RevisionRow['origin'], string> = {
+  api: 'API',
+  mcp: 'MCP',
+  editor: 'editor',
+  rewrite: 'rewrite',
+};
+
+/** Who made a revision: the user, the API key, the assistant, or the content pipeline. */
+function who(revision: Summary): SafeHtml {
+  const parts: SafeHtml[] = [];
+  if (revision.user_email) parts.push(html`<span class="who-user">${revision.user_email}</span>`);
+  if (revision.key_name) parts.push(html`<span class="who-key">key “${revision.key_name}”</span>`);
+  if (revision.client_name) parts.push(html`<span class="who-client">assistant “${revision.client_name}”</span>`);
+  else if (revision.mcp_grant_id) parts.push(html`<span class="who-client">assistant connection #${revision.mcp_grant_id}</span>`);
+  if (parts.length === 0) return html`<span class="muted">${revision.origin === 'rewrite' ? 'content pipeline' : 'unknown'}</span>`;
+  return html`${parts.map((part, i) => html`${i > 0 ? html`<br>` : ''}${part}`)}`;
+}
+
+/** Block-level tags end a line, so a body stored on one line still diffs paragraph by paragraph. */
+function diffableLines(body: string): string {
+  return body.replace(/(<\/(?:p|h[1-6]|li|ul|ol|blockquote|pre|table|thead|tbody|tr|figure|figcaption)>|<br\s*\/?>|<hr\s*\/?>)(?!\n)/gi, '$1\n');
+}
+
+interface DiffLine {
+  kind: 'same' | 'added' | 'removed' | 'skipped';
+  text: string;
+}
+
+/** A line diff with 3 lines of context around each change; long unchanged runs are folded. */
+export function lineDiff(before: string, after: string, context = 3): { lines: DiffLine[]; added: number; removed: number } {
+  const lines: DiffLine[] = [];
+  let added = 0;
+  let removed = 0;
+  const parts = diffLines(diffableLines(before), diffableLines(after));
+  parts.forEach((part, index) => {
+    const text = part.value.endsWith('\n') ? part.value.slice(0, -1) : part.value;
+    const partLines = text.split('\n');
+    if (part.added) {
+      added += partLines.length;
+      lines.push(...partLines.map((line) => ({ kind: 'added' as const, text: line })));
+    } else if (part.removed) {
+      removed += partLines.length;
+      lines.push(...partLines.map((line) => ({ kind: 'removed' as const, text: line })));
+    } else {
+      const keepHead = index === 0 ? 0 : context;
+      const keepTail = index === parts.length - 1 ? 0 : context;
+      if (partLines.length > keepHead + keepTail + 1) {
+        lines.push(...partLines.slice(0, keepHead).map((line) => ({ kind: 'same' as const, text: line })));
+        lines.push({ kind: 'skipped', text: `${partLines.length - keepHead - keepTail} unchanged lines` });
+        lines.push(...partLines.slice(partLines.length - keepTail).map((line) => ({ kind: 'same' as const, text: line })));
+      } else {
+        lines.push(...partLines.map((line) => ({ kind: 'same' as const, text: line })));
+      }
+    }
+  });
+  return { lines, added, removed };
+}
+
+function renderDiff(lines: DiffLine[]): SafeHtml {
+  return html`<div class="diff" role="region" aria-label="Differences in the body" tabindex="0">${lines.map((line) => {
+    switch (line.kind) {
+      case 'added':
+        return html`<ins class="diff-line"><span class="diff-sign" aria-hidden="true">+</span><span class="visually-hidden">Added: </span>${line.text}</ins>`;
+      case 'removed':
+        return html`<del class="diff-line"><span class="diff-sign" aria-hidden="true">−</span><span class="visually-hidden">Removed: </span>${line.text}</del>`;
+      case 'skipped':
+        return html`<span class="diff-line diff-skip">… ${line.text} …</span>`;
+      default:
+        return html`<span class="diff-line"><span class="diff-sign" aria-hidden="true"> </span>${line.text}</span>`;
+    }
+  })}</div>`;
+}
+
+/** Title, meta description and image compared side by side; the body as a line diff. */
+function comparison(a: RevisionRow, b: RevisionRow): SafeHtml {
+  const field = (label: string, before: string | null, after: string | null) =>
+    before === after
+      ? html`<tr><th scope="row">${label}</th><td colspan="2" class="muted">unchanged: ${after ?? '—'}</td></tr>`
+      : html`<tr class="changed"><th scope="row">${label}</th><td><del>${before ?? '—'}</del></td><td><ins>${after ?? '—'}</ins></td></tr>`;
+  const body = lineDiff(a.body, b.body);
+  return html`<div class="table-wrap"><table class="fields-diff">
+<caption class="visually-hidden">Fields of revision ${a.id} and revision ${b.id}</caption>
+<thead><tr><th scope="col">Field</th><th scope="col">A · revision ${a.id}</th><th scope="col">B · revision ${b.id}</th></tr></thead>
+<tbody>
+${field('Title', a.title, b.title)}
+${field('Meta description', a.meta_description, b.meta_description)}
+${field('Featured image', a.featured_image_url, b.featured_image_url)}
+</tbody></table></div>
+<h3>Body <span class="muted thin small"><span class="diff-count-added">+${body.added}</span> <span class="diff-count-removed">−${body.removed}</span> lines</span></h3>
+${body.added === 0 && body.removed === 0 ? html`<p class="muted">The bodies are identical.</p>` : renderDiff(body.lines)}`;
+}
+
+function diffSection(a: RevisionRow, b: RevisionRow): SafeHtml {
+  const when = (r: RevisionRow) => r.created_at.slice(0, 16).replace('T', ' ');
+  return html`<section class="card" aria-labelledby="diff-h" id="diff">
+  <h2 id="diff-h">Revision #${a.id} <span class="muted thin">(A, ${when(a)})</span> compared with #${b.id} <span class="muted thin">(B, ${when(b)})</span></h2>
+  ${a.id === b.id ? html`<p class="muted">You chose the same revision twice; pick two different ones.</p>` : comparison(a, b)}
+</section>`;
+}
+
+/** The revisions table: choose A and B to compare, restore any earlier one. */
+function revisionTable(ui: UiContext, article: ArticleRow, revisions: Summary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
+  const currentId = article.current_revision_id ?? revisions[0]?.id;
+  return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
+${tableWrap(
+  'Revisions, newest first',
+  html`<tr><th scope="col">A</th><th scope="col">B</th><th scope="col">Revision</th><th scope="col">Time</th><th scope="col">Origin</th><th scope="col">Who</th><th scope="col">Reason</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+  revisions.map(
+    (r) => html`<tr${r.id === currentId ? html` class="current"` : ''}>
+  <td><input type="radio" form="compare" name="a" value="${r.id}" aria-label="Compare revision ${r.id} as A"${r.id === a ? html` checked` : ''}></td>
+  <td><input type="radio" form="compare" name="b" value="${r.id}" aria-label="Compare revision ${r.id} as B"${r.id === b ? html` checked` : ''}></td>
+  <td>#${r.id}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
+  <td>${timestamp(r.created_at)}</td>
+  <td>${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
+  <td>${who(r)}</td>
+  <td class="wrap">${r.reason ?? html`<span class="muted">—</span>`}</td>
+  <td>${
+    r.id === currentId
+      ? html`<span class="muted small">current content</span>`
+      : canEdit
+        ? html`<form method="post" action="/app/articles/${article.id}/revisions/${r.id}/restore" data-confirm="Restore revision ${r.id}? This makes its content the current content (as a new revision).">
+      ${csrfField(ui.session.csrfToken)}
+      <button type="submit" class="small">Restore</button>
+    </form>`
+        : html`<button type="button" class="small" disabled title="Staff cannot restore other accounts’ articles">Restore</button>`
+  }</td>
+</tr>`,
+  ),
+  'This article has no revisions yet.',
+)}
+<p class="form-actions"><button type="submit" form="compare" class="primary">Compare A with B</button></p>`;
+}
+
+/** Revisions of an article: list, diff of any two, restore. */
+export async function revisionPages(app: FastifyInstance, options: WebOptions) {
+  const { services } = options;
+
+  async function view(ui: UiContext, article: ArticleRow, extra: { message?: SafeHtml; a?: number; b?: number; diff?: SafeHtml }) {
+    const site = await services.sites.visible(ui.actor, article.site_id);
+    const revisions = (await services.revisions.list(article.id)) as Summary[];
+    const canEdit = article.account_id === ui.user.accountId;
+    const a = extra.a ?? revisions[1]?.id;
+    const b = extra.b ?? revisions[0]?.id;
+    const title = article.title || `Article ${article.id}`;
+    return {
+      title: `Revisions of ${title}`,
+      active: 'sites' as const,
+      scripts: ['/assets/copy.js'],
+      body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/app">Sites</a> <span aria-hidden="true">/</span> <a href="/app/sites/${site.id}">${site.name ?? `Site ${site.id}`}</a> <span aria-hidden="true">/</span> <a href="/app/articles/${article.id}">${title}</a> <span aria-hidden="true">/</span> <span aria-current="page">Revisions</span></nav>
+${await staffBanner(options, ui, article.account_id)}
+<div class="page-head">
+  <div>
+    <h1>Revisions <span class="muted thin">· ${title}</span></h1>
+    <p class="muted">Every change is kept, with who made it, from where and why. Compare any two, or restore an earlier one: restoring adds a new revision with origin <em>editor</em>.</p>
+  </div>
+  <div class="actions"><a class="button" href="/app/articles/${article.id}">Back to the article</a></div>
+</div>
+${extra.message ?? ''}
+${extra.diff ?? ''}
+<section class="card" aria-labelledby="list-h">
+  <h2 id="list-h">All revisions <span class="count">${revisions.length}</span></h2>
+  ${revisionTable(ui, article, revisions, a, b, canEdit)}
+</section>`,
+    };
+  }
+
+  app.get<{ Params: { id: string }; Querystring: { restored?: string } }>('/app/articles/:id/revisions', async (request, reply) => {
+    const ui = uiOf(request);
+    const article = await services.articles.visible(ui.actor, idParam(request.params.id, 'article'));
+    const restored = textField(request.query.restored);
+    const message = /^\d+$/.test(restored)
+      ? notice('success', html`Revision #${restored} was restored: its content is now the current content, recorded as a new revision with origin <em>editor</em>.`)
+      : restored === 'same'
+        ? notice('info', 'That revision has the same content as the current one; nothing changed.')
+        : undefined;
+    return sendPage(reply, ui, await view(ui, article, { message }));
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { a?: string; b?: string } }>('/app/articles/:id/revisions/diff', async (request, reply) => {
+    const ui = uiOf(request);
+    const article = await services.articles.visible(ui.actor, idParam(request.params.id, 'article'));
+    const aText = textField(request.query.a);
+    const bText = textField(request.query.b);
+    if (!aText || !bText) {
+      const message = notice('error', 'Choose two revisions to compare: one in column A and one in column B.');
+      return sendPage(reply, ui, await view(ui, article, { message }), 422);
+    }
+    const aId = idParam(aText, 'revision');
+    const bId = idParam(bText, 'revision');
+    const [a, b] = await Promise.all([services.revisions.get(article.id, aId), services.revisions.get(article.id, bId)]);
+    if (!a || !b) throw new AppError('not_found', 'No such revision of this article.');
+    const diff = diffSection(a, b);
+    const page = await view(ui, article, { a: aId, b: bId, diff });
+    return sendPage(reply, ui, { ...page, title: `Compare revisions ${a.id} and ${b.id}` });
+  });
+
+  app.post<{ Params: { id: string; revision: string } }>('/app/articles/:id/revisions/:revision/restore', async (request, reply) => {
+    const ui = uiOf(request);
+    const articleId = idParam(request.params.id, 'article');
+    const revisionId = idParam(request.params.revision, 'revision');
+    const article = await services.articles.visible(ui.actor, articleId);
+    if (article.account_id !== ui.user.accountId) {
+      throw new AppError('forbidden', 'Staff can read other accounts’ articles but not restore their revisions.');
+    }
+    try {
+      const result = await services.articleWrites.restore(ui.actor, articleId, revisionId);
+      if (result.sanitized.length > 0) {
+        const message = html`${notice('success', `Revision #${revisionId} was restored.`)}${sanitizedNotice(result.sanitized)}`;
+        return sendPage(reply, ui, await view(ui, await services.articles.visible(ui.actor, articleId), { message }));
+      }
+      return reply.redirect(`/app/articles/${articleId}/revisions?restored=${result.changed ? revisionId : 'same'}`, 303);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status >= 500 || error.status === 403) throw error;
+      const message =
+        error.code === 'protected_links_violation'
+          ? notice(
+              'error',
+              html`<p><strong>Revision #${revisionId} was not restored.</strong> Anchorage inserted protected links after that revision was made, and restoring it would remove them. Protected links keep your backlink network intact, so they cannot be dropped — not even by a restore. The links concerned:</p>
+${protectedLinkList(error.details.protected_links ?? [])}
+<p>To bring back that revision’s wording, compare it with the current revision below, and copy the parts you want into <a href="/app/articles/${articleId}#edit">the editor</a>, keeping the protected links.</p>`,
+            )
+          : notice('error', refusal(error));
+      // Show the refused revision against the current one, so its wording can be copied over.
+      const currentId = article.current_revision_id;
+      const [a, b] = await Promise.all([
+        services.revisions.get(articleId, revisionId),
+        currentId ? services.revisions.get(articleId, currentId) : undefined,
+      ]);
+      const diff = a && b ? diffSection(a, b) : undefined;
+      return sendPage(reply, ui, await view(ui, article, { message, a: a?.id, b: b?.id, diff }), error.status);
+    }
+  });
+}

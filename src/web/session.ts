@@ -1,0 +1,48 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../core/errors.js';
+import type { Services } from '../services/index.js';
+import type { Session, SessionUser } from '../services/sessions.js';
+
+export const sessionCookie = 'anchorage_session';
+
+/** Cookie flags: HttpOnly, SameSite=Lax, Secure whenever the public address is https. */
+export function setSessionCookie(reply: FastifyReply, session: Session, secure: boolean): void {
+  reply.setCookie(sessionCookie, session.id, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure,
+    maxAge: 7 * 24 * 3600,
+  });
+}
+
+/** The request's session, started (anonymous) and set as a cookie when there is none. */
+export async function loadSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  secure: boolean,
+): Promise<Session> {
+  const id = request.cookies[sessionCookie];
+  const existing = id ? await services.sessions.find(id) : undefined;
+  if (existing) return existing;
+  const session = await services.sessions.start(null);
+  setSessionCookie(reply, session, secure);
+  return session;
+}
+
+/** Where to send someone who must sign in first, coming back to `next` afterwards. */
+export const signInUrl = (next: string): string => `/app/sign-in?next=${encodeURIComponent(next)}`;
+
+/** Only local paths are followed after sign-in, never another host. */
+export const safeNext = (next: unknown): string =>
+  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : '/app';
+
+/** Forms carry the session's CSRF token in `_csrf`; anything else is refused. */
+export function checkCsrf(session: Session, submitted: unknown): void {
+  if (typeof submitted !== 'string' || submitted !== session.csrfToken) {
+    throw new AppError('forbidden', 'The form has expired or did not come from this site. Reload the page and try again.');
+  }
+}
+
+export type { Session, SessionUser };

@@ -1,0 +1,78 @@
+import type { FastifyInstance } from 'fastify';
+import type { Settings } from '../config.js';
+import type { Services } from '../services/index.js';
+import { html } from './html.js';
+import { page } from './layout.js';
+import { checkCsrf, loadSession, safeNext, sessionCookie, setSessionCookie } from './session.js';
+
+interface SignInForm {
+  email?: string;
+  password?: string;
+  next?: string;
+  _csrf?: string;
+}
+
+function signInPage(csrfToken: string, next: string, email = '', problem = ''): string {
+  return page({
+    title: 'Sign in',
+    body: html`<section class="card narrow">
+  <h1>Sign in to Anchorage</h1>
+  ${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}
+  <form method="post" action="/app/sign-in" class="stack">
+    <input type="hidden" name="_csrf" value="${csrfToken}">
+    <input type="hidden" name="next" value="${next}">
+    <label>E-mail <input type="email" name="email" value="${email}" autocomplete="username" required autofocus></label>
+    <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+    <button type="submit" class="primary">Sign in</button>
+  </form>
+</section>`,
+  });
+}
+
+/** Sign-in and sign-out, shared by the UI and the MCP connection flow. */
+export async function signInRoutes(app: FastifyInstance, options: { services: Services; settings: Settings }) {
+  const { services } = options;
+  const secure = options.settings.publicUrl.startsWith('https://');
+
+  app.get<{ Querystring: { next?: string } }>('/app/sign-in', async (request, reply) => {
+    const session = await loadSession(request, reply, services, secure);
+    const next = safeNext(request.query.next);
+    if (session.user) return reply.redirect(next);
+    return reply.type('text/html').send(signInPage(session.csrfToken, next));
+  });
+
+  app.post<{ Body: SignInForm }>('/app/sign-in', async (request, reply) => {
+    const session = await loadSession(request, reply, services, secure);
+    checkCsrf(session, request.body._csrf);
+    const email = String(request.body.email ?? '').trim();
+    const next = safeNext(request.body.next);
+    const wait = await services.signInThrottle.waitSeconds(email, request.ip);
+    if (wait > 0) {
+      return reply
+        .code(429)
+        .header('retry-after', wait)
+        .type('text/html')
+        .send(signInPage(session.csrfToken, next, email, `Too many failed attempts. Try again in ${wait} seconds.`));
+    }
+    const user = await services.users.verifyPassword(email, String(request.body.password ?? ''));
+    if (!user) {
+      await services.signInThrottle.failed(email, request.ip);
+      return reply
+        .code(401)
+        .type('text/html')
+        .send(signInPage(session.csrfToken, next, email, 'That e-mail and password do not match an account.'));
+    }
+    await services.signInThrottle.succeeded(email, request.ip);
+    const signedIn = await services.sessions.signIn(session.id, user.id);
+    setSessionCookie(reply, signedIn, secure);
+    return reply.redirect(next, 303);
+  });
+
+  app.post<{ Body: { _csrf?: string } }>('/app/sign-out', async (request, reply) => {
+    const session = await loadSession(request, reply, services, secure);
+    checkCsrf(session, request.body._csrf);
+    await services.sessions.end(session.id);
+    reply.clearCookie(sessionCookie, { path: '/' });
+    return reply.redirect('/app/sign-in', 303);
+  });
+}

@@ -1,0 +1,354 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { ProtectedLink } from '../../src/core/errors.js';
+import {
+  applyReplacements,
+  protectedAnchorsOf,
+  protectedLinksOf,
+  sanitizeBody,
+  sanitizeTrusted,
+  violatedProtectedLinks,
+  wordCount,
+  type Replacement,
+} from '../../src/core/html.js';
+import { unsafeParts } from '../fixtures/xss-vectors.js';
+
+const runs = { numRuns: 400 };
+/** The sanitiser's fixed point hides in rare structures (`<th><div><td>`): search harder. */
+const manyRuns = { numRuns: 1500 };
+
+// ---------------------------------------------------------------------------------------------
+// Arbitrary HTML: allowed and disallowed elements, protected anchors, hostile attributes, stray
+// and unclosed tags, and text full of & < > " characters.
+
+const textChar = fc.constantFrom('a', 'b', 'Z', ' ', '\n', '&', '<', '>', '"', "'", ';', '#', 'x', '1', 'é', '\u00a0', '=', '/');
+const rawText = fc.string({ unit: textChar, maxLength: 12 });
+
+const tags = fc.constantFrom(
+  'p', 'h2', 'ul', 'ol', 'li', 'a', 'strong', 'em', 'b', 'span', 'blockquote', 'pre', 'code', 'figure', 'figcaption',
+  'table', 'thead', 'tbody', 'tr', 'th', 'td', // allowed
+  'div', 'font', 'section', 'script', 'style', 'svg', 'math', 'iframe', 'noscript', 'template', 'textarea', 'select',
+  'option', 'title', 'xmp', 'form', 'mtext', 'mglyph', 'A', 'SCRIPT',
+);
+const attributeNames = fc.constantFrom(
+  'href', 'src', 'title', 'rel', 'target', 'class', 'style', 'onclick', 'onerror', 'data-service-protected',
+  'DATA-SERVICE-PROTECTED', 'colspan', 'alt', 'id', 'srcset', 'formaction',
+);
+const attributeValues = fc.oneof(
+  fc.constantFrom(
+    'https://x.example/a', '/rel?a=1&amp;b=2', 'javascript:alert(1)', 'JaVa&#09;script:x', ' data:text/html,x',
+    'mailto:a@b.example', '#f', '', '//h.example/p', 'backlink', 'internal', 'vbscript:x', '&#x6A;avascript:x',
+  ),
+  rawText,
+);
+const attributes = fc
+  .array(fc.tuple(attributeNames, attributeValues, fc.constantFrom('"', "'", '')), { maxLength: 3 })
+  .map((list) => list.map(([name, value, quote]) => ` ${name}=${quote}${value}${quote}`).join(''));
+
+const protectedAnchor = fc
+  .tuple(fc.constantFrom('https://p.example/A', '/in/x?y=1&amp;z=2', 'https://p.example/a/'), fc.constantFrom('backlink', 'internal', 'BACKLINK', ''), rawText)
+  .map(([href, type, text]) => `<a href="${href}" data-service-protected="${type}">${text}</a>`);
+
+const junk = fc.constantFrom(
+  '</p>', '</li>', '</a>', '</div>', '</b>', '</table>', '</svg>', '</script>', '</br>', '<!-- c -->', '<!--', '-->', '<![CDATA[x]]>',
+  '<!doctype html>', '<li>', '<p>', '<td>', '<tr>', '<a href="/open">', '<', '&', '&amp;', '&#x3C;script&#x3E;', '<br>', '<hr/>',
+  '<img src=x onerror=alert(1)>', '<img src="/a.png" alt="">', '<p/>', '<svg/>', '<a/>',
+);
+
+const { html } = fc.letrec<{ node: string; html: string }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    rawText,
+    junk,
+    protectedAnchor,
+    fc
+      .tuple(tags, attributes, tie('html'), fc.boolean())
+      .map(([tag, attrs, inner, closed]) => `<${tag}${attrs}>${inner}${closed ? `</${tag}>` : ''}`),
+  ),
+  html: fc.array(tie('node'), { maxLength: 5 }).map((nodes) => nodes.join('')),
+}));
+
+/** Flat token soup: unbalanced structure that makes parsers restructure (implied end tags). */
+const soup = fc
+  .array(
+    fc.oneof(
+      junk,
+      rawText,
+      protectedAnchor,
+      fc.constantFrom('<ul>', '</ul>', '<div>', '<h2>', '</h2>', '<table>', '<thead>', '<tbody>', '<th>', '<b>', '<i>', '<em>', '<select>', '<option>', '<math>', '<svg>', '<style>', '<noscript>', '<a href="/x" data-service-protected="internal">', '<pre>', '\n'),
+    ),
+    { maxLength: 25 },
+  )
+  .map((tokens) => tokens.join(''));
+
+const anyHtml = fc.oneof(html, { arbitrary: soup, weight: 2 });
+
+const count = (list: readonly string[]) => {
+  const counts = new Map<string, number>();
+  for (const item of list) counts.set(item, (counts.get(item) ?? 0) + 1);
+  return counts;
+};
+
+describe('sanitiser properties', () => {
+  it('sanitizeTrusted is idempotent and its output is safe', () => {
+    fc.assert(
+      fc.property(anyHtml, (input) => {
+        const once = sanitizeTrusted(input);
+        expect(sanitizeTrusted(once)).toBe(once);
+        expect(unsafeParts(once)).toEqual([]);
+      }),
+      manyRuns,
+    );
+  });
+
+  it('sanitizeBody is idempotent for a consistent protectedBefore, reports nothing the second time, and is safe', () => {
+    fc.assert(
+      fc.property(anyHtml, anyHtml, (stored, input) => {
+        const protectedBefore = protectedAnchorsOf(sanitizeTrusted(stored));
+        const once = sanitizeBody(input, { protectedBefore });
+        expect(sanitizeBody(once.html, { protectedBefore })).toEqual({ html: once.html, removed: [] });
+        expect(unsafeParts(once.html)).toEqual([]);
+      }),
+      manyRuns,
+    );
+  });
+
+  it('a trusted body passes sanitizeBody unchanged against its own protected anchors', () => {
+    fc.assert(
+      fc.property(anyHtml, (input) => {
+        const trusted = sanitizeTrusted(input);
+        expect(sanitizeBody(trusted, { protectedBefore: protectedAnchorsOf(trusted) }).html).toBe(trusted);
+        expect(protectedLinksOf(trusted)).toHaveLength(protectedAnchorsOf(trusted).length);
+      }),
+      manyRuns,
+    );
+  });
+
+  it('a client never gains protected anchors', () => {
+    fc.assert(
+      fc.property(anyHtml, anyHtml, (stored, input) => {
+        const protectedBefore = protectedAnchorsOf(sanitizeTrusted(stored));
+        const allowed = count(protectedBefore);
+        expect(protectedLinksOf(sanitizeBody(input, { protectedBefore: [] }).html)).toEqual([]);
+        for (const [anchor, times] of count(protectedAnchorsOf(sanitizeBody(input, { protectedBefore }).html))) {
+          expect(times).toBeLessThanOrEqual(allowed.get(anchor) ?? 0);
+        }
+      }),
+      manyRuns,
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The guard: a body of protected anchors and filler; an edit that keeps every anchor (moves,
+// copies, respells, wraps, edits around them) must pass; an edit that breaks one must name it.
+
+interface AnchorSpec {
+  type: ProtectedLink['type'];
+  href: string;
+  text: string;
+  rel: string | null;
+  bold: boolean;
+}
+
+const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const encodeAll = (text: string) => [...text].map((char) => `&#${char.codePointAt(0)};`).join('');
+
+const anchorSpec: fc.Arbitrary<AnchorSpec> = fc.record({
+  type: fc.constantFrom('backlink', 'internal'),
+  href: fc.constantFrom('https://p.example/Shoes', 'https://p.example/a/', '/in/x?y=1&z=2', '/Guide', 'mailto:x@y.example'),
+  text: fc.string({ unit: textChar, minLength: 1, maxLength: 10 }),
+  rel: fc.constantFrom(null, 'nofollow', 'sponsored noopener'),
+  bold: fc.boolean(),
+});
+
+function renderAnchor(spec: AnchorSpec, { respell = false, extraAttributes = '', marker = true, inner }: { respell?: boolean; extraAttributes?: string; marker?: boolean; inner?: string } = {}): string {
+  const text = respell ? encodeAll(spec.text) : escapeText(spec.text);
+  const content = inner ?? (spec.bold ? `<b>${text}</b>` : text);
+  const attributes = [
+    `href="${escapeText(spec.href).replace(/"/g, '&quot;')}"`,
+    ...(spec.rel === null ? [] : [`rel="${spec.rel}"`]),
+    ...(marker ? [`data-service-protected="${spec.type}"`] : []),
+  ];
+  const written = respell ? attributes.reverse().map((attribute) => attribute.replace(/"/g, "'")) : attributes;
+  return `<a ${written.join(' ')}${extraAttributes}>${content}</a>`;
+}
+
+const linkOf = ({ type, href, text }: AnchorSpec): ProtectedLink => ({ type, href, text });
+
+const filler = fc.constantFrom('<p>Plain text.</p>', '<h2>Heading</h2>', '<ul><li>item</li></ul>', 'loose text ', '<p>a &amp; b</p>', '<div>div</div>', '<script>x()</script>', '<table><tr><td>c</td></tr></table>');
+
+type Segment = { anchor: AnchorSpec } | { filler: string };
+
+const body = fc.array(fc.oneof(anchorSpec.map((anchor) => ({ anchor })), filler.map((text) => ({ filler: text }))), { minLength: 1, maxLength: 8 });
+
+const render = (segments: readonly Segment[], renderOne: (spec: AnchorSpec, index: number) => string = (spec) => renderAnchor(spec)) =>
+  segments.map((segment, index) => ('anchor' in segment ? renderOne(segment.anchor, index) : segment.filler)).join('');
+
+/** The write path of the service: sanitise against the stored body, then guard. */
+function guard(stored: string, submitted: string): ProtectedLink[] {
+  const { html: clean } = sanitizeBody(submitted, { protectedBefore: protectedAnchorsOf(stored) });
+  return violatedProtectedLinks(stored, clean);
+}
+
+const keepingEdit = fc.record({
+  order: fc.func(fc.integer()),
+  copies: fc.array(fc.nat(), { maxLength: 2 }),
+  respell: fc.boolean(),
+  wrap: fc.constantFrom('', 'p', 'strong', 'li', 'blockquote', 'div'),
+  extraFiller: fc.array(filler, { maxLength: 3 }),
+});
+
+const breakingMutations = [
+  'remove', 'href-case', 'trailing-slash', 'text', 'rel', 'target', 'marker', 'type', 'split', 'nested-link', 'unclosed', 'hidden', 'comment',
+] as const;
+
+function breakAnchor(spec: AnchorSpec, mutation: (typeof breakingMutations)[number], at: number): string {
+  const text = escapeText(spec.text);
+  switch (mutation) {
+    case 'remove':
+      return text;
+    case 'href-case':
+      return renderAnchor({ ...spec, href: spec.href === spec.href.toUpperCase() ? spec.href.toLowerCase() : spec.href.toUpperCase() });
+    case 'trailing-slash':
+      return renderAnchor({ ...spec, href: `${spec.href}/` });
+    case 'text':
+      return renderAnchor({ ...spec, text: `${spec.text}z` });
+    case 'rel':
+      return renderAnchor({ ...spec, rel: spec.rel === 'nofollow' ? null : 'nofollow' });
+    case 'target':
+      return renderAnchor(spec, { extraAttributes: ' target="_blank"' });
+    case 'marker':
+      return renderAnchor(spec, { marker: false });
+    case 'type':
+      return renderAnchor({ ...spec, type: spec.type === 'backlink' ? 'internal' : 'backlink' });
+    case 'split': {
+      const cut = at % spec.text.length;
+      return renderAnchor(spec, { inner: `${escapeText(spec.text.slice(0, cut))}</a>${escapeText(spec.text.slice(cut))}` });
+    }
+    case 'nested-link':
+      return renderAnchor(spec, { inner: `${text}<a href="https://evil.example">more</a>` });
+    case 'unclosed':
+      return `${renderAnchor(spec).slice(0, -'</a>'.length)}<p>after</p>`;
+    case 'hidden':
+      return `<template>${renderAnchor(spec)}</template>`;
+    case 'comment':
+      return `<!--${renderAnchor(spec)}-->`;
+  }
+}
+
+describe('guard properties', () => {
+  it('accepts every edit that keeps each protected anchor', () => {
+    fc.assert(
+      fc.property(body, keepingEdit, (segments, edit) => {
+        const stored = sanitizeTrusted(render(segments));
+        const anchors = segments.filter((segment) => 'anchor' in segment);
+        const copies = anchors.length === 0 ? [] : edit.copies.map((index) => anchors[index % anchors.length]!);
+        const edited = [...segments, ...copies, ...edit.extraFiller.map((text) => ({ filler: text }))]
+          .map((segment, index) => ({ segment, key: edit.order(index) }))
+          .sort((a, b) => a.key - b.key)
+          .map(({ segment }) => segment);
+        const submitted = render(edited, (spec) => {
+          const anchor = renderAnchor(spec, { respell: edit.respell });
+          return edit.wrap === '' ? anchor : `<${edit.wrap}>${anchor}</${edit.wrap}>`;
+        });
+        expect(guard(stored, submitted)).toEqual([]);
+      }),
+      runs,
+    );
+  });
+
+  it('names the anchor an edit removed or changed', () => {
+    fc.assert(
+      fc.property(body, anchorSpec, fc.nat(), fc.constantFrom(...breakingMutations), fc.nat(), (segments, extra, pick, mutation, at) => {
+        const withAnchor: Segment[] = [...segments, { anchor: extra }];
+        const anchorIndices = withAnchor.flatMap((segment, index) => ('anchor' in segment ? [index] : []));
+        const target = anchorIndices[pick % anchorIndices.length]!;
+        const spec = (withAnchor[target] as { anchor: AnchorSpec }).anchor;
+        const stored = sanitizeTrusted(render(withAnchor));
+        const submitted = render(withAnchor, (anchor, index) => (index === target ? breakAnchor(anchor, mutation, at) : renderAnchor(anchor)));
+        expect(guard(stored, submitted)).toContainEqual(linkOf(spec));
+      }),
+      runs,
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Replacements against a straightforward reference.
+
+function occurrences(haystack: string, needle: string): number {
+  if (needle === '') return 0;
+  let found = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) found += 1;
+  return found;
+}
+
+function referenceApply(body: string, replacements: readonly Replacement[]) {
+  let current = body;
+  const failures: { index: number; matches: number }[] = [];
+  replacements.forEach((item, index) => {
+    const matches = occurrences(current, item.find);
+    if (matches === 0 || (matches > 1 && item.all !== true)) {
+      failures.push({ index, matches });
+      return;
+    }
+    let result = '';
+    let from = 0;
+    for (let at = current.indexOf(item.find); at !== -1; at = current.indexOf(item.find, from)) {
+      result += current.slice(from, at) + (item.replace ?? '');
+      from = at + item.find.length;
+      if (item.all !== true) break;
+    }
+    current = result + current.slice(from);
+  });
+  return failures.length > 0 ? { ok: false as const, failures } : { ok: true as const, body: current };
+}
+
+const small = fc.string({ unit: fc.constantFrom('a', 'b', '$', '&', '<', '('), maxLength: 12 });
+const replacementItem: fc.Arbitrary<Replacement> = fc.record(
+  {
+    find: fc.string({ unit: fc.constantFrom('a', 'b', '$', '&', '<', '('), maxLength: 3 }),
+    replace: fc.oneof(small, fc.constantFrom('$&', '$1', '$$', "$'", '$`')),
+    all: fc.boolean(),
+  },
+  { requiredKeys: ['find'] },
+);
+
+describe('replacement properties', () => {
+  it('matches the reference, never mutates its input, and a failure carries no body', () => {
+    fc.assert(
+      fc.property(small, fc.array(replacementItem, { maxLength: 6 }), (body, replacements) => {
+        const snapshot = structuredClone(replacements);
+        const result = applyReplacements(body, replacements);
+        expect(result).toEqual(referenceApply(body, replacements));
+        expect(replacements).toEqual(snapshot);
+        if (!result.ok) {
+          expect(Object.keys(result)).toEqual(['ok', 'failures']);
+          expect(result.failures.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('wordCount properties', () => {
+  it('counts words separated by white space and block markup, not split by inline markup', () => {
+    const word = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', '&amp;'), minLength: 1, maxLength: 6 });
+    const separator = fc.constantFrom(' ', '\n', '\t', '&nbsp;', '<br>', '</p><p>', '<li>', '<hr>', '<span> </span>');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(word, fc.boolean()), { minLength: 1, maxLength: 20 }), fc.array(separator, { minLength: 20, maxLength: 20 }), (words, separators) => {
+        const text = words
+          .map(([w, emphasised], index) => {
+            const split = Math.max(1, Math.floor(w.length / 2));
+            const written = emphasised ? `${w.slice(0, split)}<em>${w.slice(split)}</em>` : w;
+            return index === 0 ? written : `${separators[index]}${written}`;
+          })
+          .join('');
+        expect(wordCount(`<p>${text}</p>`)).toBe(words.length);
+      }),
+      runs,
+    );
+  });
+});
