@@ -40,10 +40,14 @@ const DROPPED_WITH_CONTENT = [
 
 /**
  * htmlparser2 keeps its open elements in an array it unshifts and searches, so each tag costs
- * time linear in the nesting depth. Articles nest a few levels deep; refusing deeper input keeps
- * a hostile body from turning every tag into a long scan.
+ * time linear in the nesting depth. Articles nest a few levels deep; every parse here refuses
+ * deeper input (AppError `validation_failed` on `body`) so a hostile body cannot turn each tag
+ * into a long scan.
  */
 export const MAX_NESTING_DEPTH = 256;
+
+/** The longest body a replacement may produce (a JSON request body is at most 5 MiB anyway). */
+export const MAX_BODY_LENGTH = 5_000_000;
 
 const tooDeep = () =>
   validationFailed({ body: [`HTML elements are nested more than ${MAX_NESTING_DEPTH} levels deep.`] });
@@ -137,13 +141,15 @@ function cleanPass(html: string): CleanPass {
  * reaches the fixed point. A pass that dropped no element already printed the parse tree as is.
  */
 function clean(html: string): CleanPass {
-  const first = cleanPass(html);
+  // A browser ignores U+0000 in text (and PostgreSQL cannot store it): drop it before parsing.
+  const first = cleanPass(html.replace(/\0/g, ''));
   return first.droppedElement ? { ...first, html: cleanPass(first.html).html } : first;
 }
 
-/** The scheme a browser would see, the way sanitize-html's check reads it (controls and spaces ignored). */
+/** The scheme as sanitize-html's check reads it (controls, spaces and `<!--…-->` ignored). */
 function schemeOf(url: string): string | undefined {
-  return /^([a-z][a-z0-9+.-]*):/i.exec(url.replace(/[\x00-\x20]+/g, ''))?.[1]?.toLowerCase();
+  const cleaned = url.replace(/[\x00-\x20]+/g, '').replace(/<!--[\s\S]*?-->/g, '');
+  return /^([a-z][a-z0-9+.-]*):/i.exec(cleaned)?.[1]?.toLowerCase();
 }
 
 function describeAttributeRemoval(tag: string, name: string, value: string): string {
@@ -181,7 +187,8 @@ function describeRemovals(pass: CleanPass, input: string): Set<string> {
 /**
  * Sanitises a client's body. `protectedBefore` holds `protectedAnchorsOf(current stored body)`:
  * a marker survives only on an anchor identical to one protected before, at most as many times
- * as before, so a client can neither create a protected link nor multiply one.
+ * as before, so a client can neither create a protected link nor multiply one. `removed` says
+ * what went, once per kind. Throws `validation_failed` past `MAX_NESTING_DEPTH`.
  */
 export function sanitizeBody(
   html: string,
@@ -210,7 +217,10 @@ export function sanitizeBody(
   return { html: out + pass.html.slice(copied), removed: [...removed] };
 }
 
-/** Sanitises a body from a trusted source (import, demo data): same allowlist, valid markers kept. */
+/**
+ * Sanitises a body from a trusted source (import, demo data): same allowlist, every valid marker
+ * kept. Throws `validation_failed` past `MAX_NESTING_DEPTH`.
+ */
 export function sanitizeTrusted(html: string): string {
   return clean(html).html;
 }
@@ -342,8 +352,15 @@ export function applyReplacements(
   replacements.forEach(({ find, replace = '', all = false }, index) => {
     const pieces = find === '' ? [current] : current.split(find);
     const matches = pieces.length - 1;
-    if (matches === 0 || (matches > 1 && !all)) failures.push({ index, matches });
-    else current = pieces.join(replace);
+    if (matches === 0 || (matches > 1 && !all)) {
+      failures.push({ index, matches });
+      return;
+    }
+    // An `all` item with a long `replace` could otherwise grow the body past any sane size.
+    if (current.length + matches * (replace.length - find.length) > MAX_BODY_LENGTH) {
+      throw validationFailed({ [`replacements.${index}.replace`]: [`The body would grow past ${MAX_BODY_LENGTH} characters.`] });
+    }
+    current = pieces.join(replace);
   });
   return failures.length > 0 ? { ok: false, failures } : { ok: true, body: current };
 }

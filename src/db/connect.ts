@@ -39,6 +39,8 @@ export function connect(databaseUrl: string | undefined, dataDir: string): Db {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  // Lets the planner gather the statistics it needs for the list and stats indexes.
+  database.pragma('optimize = 0x10002');
   return { dialect: 'sqlite', kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
 }
 

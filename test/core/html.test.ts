@@ -63,6 +63,14 @@ describe('sanitizeBody', () => {
     ]);
   });
 
+  it('names the scheme of a rejected URL however it is disguised', () => {
+    for (const href of ['java&#09;script:alert(1)', '  JAVASCRIPT:alert(1)', 'jav<!-- -->ascript:alert(1)', '&#x6A;avascript:alert(1)', 'javascript&colon;alert(1)']) {
+      expect(clientSanitize(`<a href="${href}">x</a>`)).toEqual({ html: '<a>x</a>', removed: ['javascript: URL in a[href]'] });
+    }
+    expect(clientSanitize('<a href="VBScript:x">x</a>').removed).toEqual(['vbscript: URL in a[href]']);
+    expect(clientSanitize('<img src=" data:image/png;base64,AAAA">').removed).toEqual(['data: URL in img[src]']);
+  });
+
   it('lists each kind of removal once', () => {
     expect(clientSanitize('<p onclick="a">1</p><p onclick="b">2</p><script>x</script><script>y</script>').removed).toEqual([
       'onclick attribute on <p>',
@@ -344,5 +352,16 @@ describe('wordCount', () => {
     ['<p>&lt;b&gt; not a tag</p>', 4],
   ])('%j has %i words', (html, count) => {
     expect(wordCount(html)).toBe(count);
+  });
+});
+
+describe('replacement size limit', () => {
+  it('refuses replacements that would grow the body past MAX_BODY_LENGTH', () => {
+    const body = 'x '.repeat(1000);
+    const huge = 'y'.repeat(10_000);
+    expect(() => applyReplacements(body, [{ find: 'x', replace: huge, all: true }])).toThrowError(
+      expect.objectContaining({ code: 'validation_failed' }),
+    );
+    expect(applyReplacements(body, [{ find: 'x', replace: 'yy', all: true }])).toEqual({ ok: true, body: 'yy '.repeat(1000) });
   });
 });
