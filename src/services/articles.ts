@@ -2,12 +2,10 @@ import type { Kysely } from 'kysely';
 import { notFound } from '../core/errors.js';
 import { protectedLinksOf } from '../core/html.js';
 import type { ProtectedLink } from '../core/errors.js';
-import { checkedDayRange } from '../core/periods.js';
-import { dayRangeBounds } from '../core/time.js';
 import type { ArticleStatus } from '../core/values.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
-import { type Page, type PageRequest, paginate } from './pagination.js';
+import { type DayFilters, type Page, type PageRequest, paginate, withinDays } from './pagination.js';
 import { readsEveryAccount, type SitesService } from './sites.js';
 
 
@@ -29,9 +27,7 @@ export interface ArticleWithBody extends Article {
   protected_links: ProtectedLink[];
 }
 
-export interface ArticleFilters extends PageRequest {
-  from?: string;
-  to?: string;
+export interface ArticleFilters extends PageRequest, DayFilters {
   status?: ArticleStatus;
 }
 
@@ -80,18 +76,9 @@ export class ArticlesService {
   ) {}
 
   async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
-    if (filters.from !== undefined && filters.to !== undefined) checkedDayRange(filters.from, filters.to);
     await this.sites.visible(actor, siteId);
-    let query = this.db.selectFrom('articles').where('site_id', '=', siteId);
+    let query = withinDays(this.db.selectFrom('articles').where('site_id', '=', siteId), 'published_at', filters);
     if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-    if (filters.from !== undefined && filters.to !== undefined) {
-      const { start, end } = dayRangeBounds(filters.from, filters.to);
-      query = query.where('published_at', '>=', start).where('published_at', '<', end);
-    } else if (filters.from !== undefined) {
-      query = query.where('published_at', '>=', `${filters.from}T00:00:00Z`);
-    } else if (filters.to !== undefined) {
-      query = query.where('published_at', '<', dayRangeBounds(filters.to, filters.to).end);
-    }
     const ordered = query
       .select(listColumns)
       .orderBy('published_at', (ob) => ob.desc().nullsLast())

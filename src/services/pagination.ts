@@ -1,4 +1,6 @@
 import type { SelectQueryBuilder } from 'kysely';
+import { checkedDayRange } from '../core/periods.js';
+import { dayRangeBounds } from '../core/time.js';
 import type { Database } from '../db/schema.js';
 
 export interface PageRequest {
@@ -42,4 +44,27 @@ export async function paginate<TB extends keyof Database, Row, Out>(
       last_page: Math.max(1, Math.ceil(total / request.per_page)),
     },
   };
+}
+
+export interface DayFilters {
+  from?: string;
+  to?: string;
+}
+
+/**
+ * Keeps rows whose timestamp `column` falls on the inclusive UTC days `from`..`to` (either may be
+ * absent); rows without a timestamp are left out whenever a bound is given.
+ */
+export function withinDays<TB extends keyof Database, Row>(
+  query: SelectQueryBuilder<Database, TB, Row>,
+  column: 'published_at' | 'acquired_at',
+  { from, to }: DayFilters,
+): SelectQueryBuilder<Database, TB, Row> {
+  if (from !== undefined && to !== undefined) checkedDayRange(from, to);
+  let filtered = query;
+  // The column exists on the one table each caller queries; Kysely cannot see that through TB.
+  const ref = column as never;
+  if (from !== undefined) filtered = filtered.where(ref, '>=', `${from}T00:00:00Z` as never);
+  if (to !== undefined) filtered = filtered.where(ref, '<', dayRangeBounds(to, to).end as never);
+  return filtered;
 }
