@@ -41,6 +41,8 @@ export interface WriteResult {
 export interface ReplaceInput {
   body: string;
   title?: string;
+  /** The UI editor saves it with the body; PUT over the API does not take it. */
+  meta_description?: string;
   reason?: string;
 }
 
@@ -95,11 +97,17 @@ export class ArticleWritesService {
     private readonly idempotency: IdempotencyStore,
   ) {}
 
-  /** PUT: a whole new body (and optionally title). */
+  /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
   replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
     return this.write(actor, articleId, 'updateArticle', input, options, input.reason, (row) => {
       const { body, sanitized } = sanitizedAgainst(row, input.body);
-      return { ...stateOf(row), title: input.title ?? row.title, body, sanitized };
+      return {
+        ...stateOf(row),
+        title: input.title ?? row.title,
+        meta_description: input.meta_description ?? row.meta_description,
+        body,
+        sanitized,
+      };
     });
   }
 
@@ -181,7 +189,10 @@ export class ArticleWritesService {
       throw AppError.fromBody(stored.error);
     }
     try {
-      return await this.apply(actor, articleId, options, reason ?? null, next, key);
+      const result = await this.apply(actor, articleId, options, reason ?? null, next, key);
+      // A no-op stored nothing in its transaction: store its answer too, or the key stays pending.
+      if (!result.changed) await this.idempotency.complete(this.db, actor.accountId, key, { ok: true, result });
+      return result;
     } catch (error) {
       // A refusal is the answer to replay; a limit or a failure on our side may succeed on retry.
       if (error instanceof AppError && error.status < 500 && error.status !== 429) {

@@ -129,4 +129,15 @@ export class UiQueries {
       mcpGrantIds: grants.map((row) => row.mcp_grant_id).filter((id): id is number => id !== null),
     };
   }
+
+  /** The application names of an account's MCP grants (revoked ones too), for the activity log. */
+  async grantNames(accountId: number): Promise<Map<number, string>> {
+    const rows = await this.db
+      .selectFrom('oauth_grants')
+      .innerJoin('oauth_clients', 'oauth_clients.client_id', 'oauth_grants.client_id')
+      .select(['oauth_grants.id', 'oauth_clients.client_name'])
+      .where('oauth_grants.account_id', '=', accountId)
+      .execute();
+    return new Map(rows.map((row) => [row.id, row.client_name ?? 'Unnamed application']));
+  }
 }

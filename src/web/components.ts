@@ -61,6 +61,7 @@ export function pager(meta: PageMeta, urlFor: (page: number) => string, label: s
   const first = (meta.page - 1) * meta.per_page + 1;
   const last = Math.min(meta.total, meta.page * meta.per_page);
   const range = first <= meta.total ? html`${first}–${last} of ${meta.total}` : html`${meta.total} in all`;
+  if (meta.last_page === 1 && meta.page === 1) return html`<p class="pager"><span class="pager-range">${range}</span></p>`;
   return html`<nav class="pager" aria-label="${label} pages">
   <span class="pager-range">${range}</span>
   ${meta.page > 1 ? html`<a class="button small" href="${urlFor(meta.page - 1)}" rel="prev">← Previous</a>` : html`<span class="button small disabled" aria-disabled="true">← Previous</span>`}

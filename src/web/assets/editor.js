@@ -6,7 +6,7 @@
 
   var body = document.getElementById('body');
   var status = document.getElementById('guard-status');
-  if (!body || !status || body.disabled) return;
+  if (!body || !status || body.matches(':disabled')) return;
 
   var links;
   try {

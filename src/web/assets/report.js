@@ -31,21 +31,20 @@
       };
     }
     return {
-      type: 'bar',
+      type: 'line',
       data: {
         labels: series.labels,
         datasets: [
           {
-            type: 'line',
-            label: 'Trend',
+            label: 'Articles published',
             data: series.articles,
             borderColor: colors.articles,
-            backgroundColor: colors.articles,
-            pointRadius: 3,
-            tension: 0.3,
-            order: 0,
+            backgroundColor: 'rgba(116, 70, 184, 0.14)',
+            fill: 'origin',
+            pointRadius: 3.5,
+            pointBackgroundColor: colors.articles,
+            cubicInterpolationMode: 'monotone',
           },
-          { label: 'Articles published', data: series.articles, backgroundColor: 'rgba(116, 70, 184, 0.22)', borderRadius: 3, order: 1 },
         ],
       },
       options: common,

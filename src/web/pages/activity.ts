@@ -55,12 +55,15 @@ export function parseActivityQuery(query: ActivityQuery): ParsedFilters {
 type ActivityRow = Awaited<ReturnType<WebOptions['services']['activity']['list']>>['data'][number];
 
 /** A readable name for the credential of a record. */
-function credentialName(row: ActivityRow, keys: Map<number, ApiKeySummary>): string {
+function credentialName(row: ActivityRow, keys: Map<number, ApiKeySummary>, grants: Map<number, string>): string {
   if (row.api_key_id !== null) {
     const key = keys.get(row.api_key_id);
     return key ? `key “${key.name}” (${key.display_prefix}…)` : `key #${row.api_key_id}`;
   }
-  if (row.mcp_grant_id !== null) return `assistant connection #${row.mcp_grant_id}`;
+  if (row.mcp_grant_id !== null) {
+    const name = grants.get(row.mcp_grant_id);
+    return name ? `assistant “${name}” (#${row.mcp_grant_id})` : `assistant connection #${row.mcp_grant_id}`;
+  }
   return row.status === 401 ? 'no valid credential' : '—';
 }
 
@@ -75,10 +78,11 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
     const { form, filters, problems } = parseActivityQuery(request.query);
     const page = pageParam(request.query.page);
     // Staff see their own account here too: other accounts' logs are not shown in the UI.
-    const [log, keyList, seen] = await Promise.all([
+    const [log, keyList, seen, grants] = await Promise.all([
       services.activity.list(ui.user.accountId, filters, { page, per_page: 50 }),
       services.keys.list(ui.user.accountId),
       services.uiQueries.activityCredentials(ui.user.accountId),
+      services.uiQueries.grantNames(ui.user.accountId),
     ]);
     const keys = new Map(keyList.map((key) => [key.id, key]));
     const keyIds = [...new Set([...keyList.map((key) => key.id), ...seen.apiKeyIds])].sort((a, b) => b - a);
@@ -89,10 +93,9 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
       (row) => html`<tr class="${row.status >= 400 ? 'failed' : ''}">
   <td>${timestamp(row.created_at)}</td>
   <td>${badge(row.channel === 'mcp' ? 'MCP' : 'API', row.channel)}</td>
-  <td>${row.operation ?? html`<span class="muted">—</span>`}</td>
-  <td class="wrap"><code>${what(row)}</code></td>
-  <td>${credentialName(row, keys)}</td>
-  <td><span class="status ${row.status >= 400 ? 'status-error' : 'status-ok'}">${row.status}</span>${row.error ? html` <span class="muted small">${row.error}</span>` : ''}</td>
+  <td class="wrap"><span class="request-op">${row.operation ?? row.tool ?? '—'}</span><code class="request-path">${what(row)}</code></td>
+  <td class="wrap">${credentialName(row, keys, grants)}</td>
+  <td><span class="status ${row.status >= 400 ? 'status-error' : 'status-ok'}">${row.status}</span>${row.error ? html`<br><span class="muted small">${row.error}</span>` : ''}</td>
   <td class="num">${row.duration_ms} ms</td>
   <td class="small">${row.client_ip ?? ''}</td>
 </tr>`,
@@ -108,7 +111,7 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
   <div class="actions"><a class="button" href="/app/activity.csv${queryString(filterQuery)}" download>Export CSV</a></div>
 </div>
 ${problems.map((problem) => notice('warning', problem))}
-<form class="filters card no-print" method="get" action="/app/activity" aria-label="Filter the activity log">
+<form class="filter-grid card no-print" method="get" action="/app/activity" aria-label="Filter the activity log">
   <div class="field"><label for="f-channel">Channel</label>
     <select id="f-channel" name="channel">
       ${[['', 'API and MCP'], ['api', 'API'], ['mcp', 'MCP']].map(([value, label]) => html`<option value="${value!}"${form.channel === value ? html` selected` : ''}>${label!}</option>`)}
@@ -117,7 +120,7 @@ ${problems.map((problem) => notice('warning', problem))}
     <select id="f-credential" name="credential">
       ${option('', 'Any credential')}
       ${keyIds.map((id) => option(`key:${id}`, keys.get(id) ? `Key “${keys.get(id)!.name}” (${keys.get(id)!.display_prefix}…)${keys.get(id)!.revoked_at ? ', revoked' : ''}` : `Key #${id}`))}
-      ${seen.mcpGrantIds.map((id) => option(`mcp:${id}`, `Assistant connection #${id}`))}
+      ${[...new Set([...grants.keys(), ...seen.mcpGrantIds])].sort((a, b) => b - a).map((id) => option(`mcp:${id}`, grants.has(id) ? `Assistant “${grants.get(id)!}” (#${id})` : `Assistant connection #${id}`))}
     </select></div>
   <div class="field"><label for="f-status">Result</label>
     <select id="f-status" name="status">
@@ -131,7 +134,7 @@ ${problems.map((problem) => notice('warning', problem))}
   <h2 id="log-h" class="visually-hidden">Records</h2>
   ${tableWrap(
     'Activity records',
-    html`<tr><th scope="col">Time</th><th scope="col">Channel</th><th scope="col">Operation</th><th scope="col">Request</th><th scope="col">Credential</th><th scope="col">Status</th><th scope="col" class="num">Duration</th><th scope="col">Client</th></tr>`,
+    html`<tr><th scope="col">Time</th><th scope="col">Channel</th><th scope="col">Request</th><th scope="col">Credential</th><th scope="col">Status</th><th scope="col" class="num">Duration</th><th scope="col">Client</th></tr>`,
     rows,
     Object.keys(filters).length > 0 ? 'No records match these filters.' : 'No activity yet. Calls made with your API keys and assistants appear here.',
   )}
@@ -143,13 +146,14 @@ ${problems.map((problem) => notice('warning', problem))}
   app.get<{ Querystring: ActivityQuery }>('/app/activity.csv', async (request, reply) => {
     const ui = uiOf(request);
     const { filters } = parseActivityQuery(request.query);
-    const [rows, keyList] = await Promise.all([
+    const [rows, keyList, grants] = await Promise.all([
       allPages((page) => services.activity.list(ui.user.accountId, filters, page)),
       services.keys.list(ui.user.accountId),
+      services.uiQueries.grantNames(ui.user.accountId),
     ]);
     const keys = new Map(keyList.map((key) => [key.id, key]));
     const csv = toCsv(
-      ['time', 'channel', 'operation', 'method', 'path', 'tool', 'api_key_id', 'api_key_name', 'mcp_grant_id', 'status', 'error', 'duration_ms', 'client_ip', 'user_agent'],
+      ['time', 'channel', 'operation', 'method', 'path', 'tool', 'api_key_id', 'api_key_name', 'mcp_grant_id', 'mcp_client_name', 'status', 'error', 'duration_ms', 'client_ip', 'user_agent'],
       rows.map((row) => [
         row.created_at,
         row.channel,
@@ -160,6 +164,7 @@ ${problems.map((problem) => notice('warning', problem))}
         row.api_key_id,
         row.api_key_id !== null ? keys.get(row.api_key_id)?.name : null,
         row.mcp_grant_id,
+        row.mcp_grant_id !== null ? grants.get(row.mcp_grant_id) : null,
         row.status,
         row.error,
         row.duration_ms,

@@ -7,7 +7,7 @@ import { badge, csrfField, day, externalLink, notice, protectedLinkList } from '
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { sendPage } from '../respond.js';
-import { staffBanner } from './report.js';
+import { accountContext } from './report.js';
 
 /** What the editor shows in its fields: the stored article, or what the user just submitted. */
 export interface EditorValues {
@@ -62,8 +62,8 @@ export function sanitizedNotice(sanitized: readonly string[]): SafeHtml {
   );
 }
 
-function articleHead(article: ArticleWithBody, siteName: string, siteId: number): SafeHtml {
-  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/app">Sites</a> <span aria-hidden="true">/</span> <a href="/app/sites/${siteId}">${siteName}</a> <span aria-hidden="true">/</span> <span aria-current="page">${article.title || `Article ${article.id}`}</span></nav>`;
+function articleHead(article: ArticleWithBody, siteName: string, siteId: number, root: SafeHtml): SafeHtml {
+  return html`<nav class="crumbs" aria-label="Breadcrumb">${root} <span aria-hidden="true">/</span> <a href="/app/sites/${siteId}">${siteName}</a> <span aria-hidden="true">/</span> <span aria-current="page">${article.title || `Article ${article.id}`}</span></nav>`;
 }
 
 function facts(article: ArticleWithBody): SafeHtml {
@@ -131,10 +131,11 @@ async function articlePage(
   };
   const siteName = site.name ?? `Site ${site.id}`;
   const links = article.protected_links;
+  const where = await accountContext(options, ui, row.account_id);
   return {
     title: article.title || `Article ${article.id}`,
-    body: html`${articleHead(article, siteName, site.id)}
-${await staffBanner(options, ui, row.account_id)}
+    body: html`${articleHead(article, siteName, site.id, where.root)}
+${where.banner}
 <div class="page-head">
   <div>
     <h1>${article.title || html`<span class="muted">Untitled article ${article.id}</span>`}</h1>
@@ -229,21 +230,13 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     const ifMatch = values.etag || undefined;
     let result: WriteResult;
     try {
-      if (bodyChanged && current.body === '') {
-        // Nothing to find in an empty body: the body goes in whole (PUT rules), the meta description after.
-        result = await services.articleWrites.replace(ui.actor, articleId, { body: values.body, title: changes.title, reason }, { ifMatch });
-        if (changes.meta_description !== undefined) {
-          result = await services.articleWrites.edit(ui.actor, articleId, { meta_description: changes.meta_description, reason }, { ifMatch: result.etag });
-        }
-      } else {
-        // One save, one revision: the new body replaces the whole stored body (PATCH rules), under If-Match.
-        result = await services.articleWrites.edit(
-          ui.actor,
-          articleId,
-          { ...changes, replacements: bodyChanged ? [{ find: current.body, replace: values.body }] : undefined, reason },
-          { ifMatch },
-        );
-      }
+      // One save, one revision: title, meta description and the whole body (PUT rules), under If-Match.
+      result = await services.articleWrites.replace(
+        ui.actor,
+        articleId,
+        { ...changes, body: bodyChanged ? values.body : current.body, reason },
+        { ifMatch },
+      );
     } catch (error) {
       if (error instanceof AppError && error.status < 500 && error.status !== 403 && error.status !== 404) {
         return rerender(notice('error', refusal(error)), error.status);

@@ -45,7 +45,8 @@ function newKeyPanel(created: CreatedKey, name: string, readOnly: boolean, publi
   </div>
   <p class="muted small">${readOnly ? 'This key is read-only: it can list and read, but not change articles.' : 'This key can read and change articles (edits are recorded as revisions with origin API).'}</p>
   <p>Try it:</p>
-  <pre class="code-block"><code id="curl-example">curl -H "Authorization: Bearer ${created.key}" ${publicUrl}/api/v1/sites</code></pre>
+  <pre class="code-block"><code id="curl-example">curl -H "Authorization: Bearer ${created.key}" \\
+  ${publicUrl}/api/v1/sites</code></pre>
   <button type="button" class="small" data-copy="#curl-example" hidden>Copy command</button>
 </section>`;
 }
@@ -54,12 +55,15 @@ function howTo(publicUrl: string, mcpUrl: string): SafeHtml {
   return html`<section class="card" aria-labelledby="howto-h">
   <h2 id="howto-h">How to connect a site or a tool</h2>
   <ol class="steps">
-    <li>Create a key below and give it a name you will recognise, such as the tool or the person using it. Choose <em>read-only</em> for reporting tools that never change content.</li>
+    <li>Create a key with the form on this page and give it a name you will recognise, such as the tool or the person using it. Choose <em>read-only</em> for reporting tools that never change content.</li>
     <li>Copy the key when it is shown: it is displayed once only.</li>
     <li>Send it with every request, either as <code>Authorization: Bearer &lt;key&gt;</code> or as <code>X-API-Key: &lt;key&gt;</code>.</li>
   </ol>
-  <pre class="code-block"><code>curl -H "Authorization: Bearer &lt;your key&gt;" ${publicUrl}/api/v1/sites
-curl -H "X-API-Key: &lt;your key&gt;" "${publicUrl}/api/v1/sites/&lt;site id&gt;/stats?period=last_month"</code></pre>
+  <pre class="code-block"><code>curl -H "Authorization: Bearer &lt;your key&gt;" \\
+  ${publicUrl}/api/v1/sites
+
+curl -H "X-API-Key: &lt;your key&gt;" \\
+  "${publicUrl}/api/v1/sites/&lt;site id&gt;/stats?period=last_month"</code></pre>
   <p class="muted small">Every call is listed in the <a href="/app/activity">activity log</a>. Keys allow 60 requests per minute. The full reference is at <a href="/docs">${publicUrl}/docs</a> and the OpenAPI document at <code>${publicUrl}/api/v1/openapi.json</code>. AI assistants connect without a key at <code>${mcpUrl}</code>: you sign in and allow access, and see them under <a href="/app/connections">Connected apps</a>.</p>
 </section>`;
 }

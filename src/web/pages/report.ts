@@ -41,11 +41,18 @@ export function validMonth(value: string): string | undefined {
 const validStatus = (value: string): ArticleStatus | undefined =>
   (articleStatuses as readonly string[]).includes(value) ? (value as ArticleStatus) : undefined;
 
-/** The banner staff see on another account's pages: they may look, not change. */
-export async function staffBanner(options: WebOptions, ui: UiContext, accountId: number): Promise<SafeHtml> {
-  if (accountId === ui.user.accountId) return html``;
+/**
+ * Where a page sits: the first breadcrumbs ("Sites", or for staff on another account "Accounts /
+ * name") and, for staff, the banner saying they may look but not change.
+ */
+export async function accountContext(options: WebOptions, ui: UiContext, accountId: number): Promise<{ root: SafeHtml; banner: SafeHtml }> {
+  if (accountId === ui.user.accountId) return { root: html`<a href="/app">Sites</a>`, banner: html`` };
   const account = await options.services.uiQueries.account(accountId);
-  return html`<div class="notice notice-warning" role="note"><strong>Staff view, read-only.</strong> This belongs to the account “${account?.name ?? `#${accountId}`}”. You can look at everything, but editing and restoring are disabled.</div>`;
+  const name = account?.name ?? `#${accountId}`;
+  return {
+    root: html`<a href="/app/staff">Accounts</a> <span aria-hidden="true">/</span> <a href="/app/staff/accounts/${accountId}">${name}</a>`,
+    banner: html`<div class="notice notice-warning" role="note"><strong>Staff view, read-only.</strong> This belongs to the account “${name}”. You can look at everything, but editing and restoring are disabled.</div>`,
+  };
 }
 
 export function siteHeading(site: SiteRow): SafeHtml {
@@ -105,7 +112,7 @@ function charts(series: MonthCounts[]): SafeHtml {
 function articleRows(articles: Article[]): SafeHtml[] {
   return articles.map(
     (a) => html`<tr>
-  <td><a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a></td>
+  <td class="wrap"><a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a></td>
   <td>${badge(a.status)}</td>
   <td>${day(a.published_at)}</td>
   <td>${a.target_keyword ?? ''}</td>
@@ -114,16 +121,28 @@ function articleRows(articles: Article[]): SafeHtml[] {
   );
 }
 
+/** A target URL shown as its path: the site is the same for every row. */
+function targetPath(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    const path = `${parsed.pathname}${parsed.search}`;
+    return path === '/' ? '/ (home page)' : path;
+  } catch {
+    return url;
+  }
+}
+
 function backlinkRows(backlinks: Backlink[]): SafeHtml[] {
   return backlinks.map(
     (b) => html`<tr>
   <td>${day(b.acquired_at)}</td>
   <td>${externalLink(b.source_url, b.source_domain ?? b.source_url)}</td>
-  <td>${b.anchor_text ?? ''}</td>
+  <td class="wrap">${b.anchor_text ?? ''}</td>
   <td>${b.anchor_type ?? ''}</td>
   <td>${badge(b.category)}</td>
   <td>${badge(b.status)}</td>
-  <td class="wrap">${externalLink(b.target_url)}</td>
+  <td class="wrap">${externalLink(b.target_url, targetPath(b.target_url))}</td>
 </tr>`,
   );
 }
@@ -145,11 +164,11 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
     const previousMonth = addMonths(month, -1);
     const months = Array.from({ length: 12 }, (_, i) => addMonths(month, i - 11));
 
-    const [stats, previous, series, banner] = await Promise.all([
+    const [stats, previous, series, where] = await Promise.all([
       services.stats.get(ui.actor, siteId, { period: month }),
       services.stats.get(ui.actor, siteId, { period: previousMonth }),
       services.uiQueries.monthlySeries(siteId, months),
-      staffBanner(options, ui, site.account_id),
+      accountContext(options, ui, site.account_id),
     ]);
     const range = { from: stats.from, to: stats.to };
     const [articles, backlinks] = await Promise.all([
@@ -166,8 +185,8 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
       title: `${site.name ?? `Site ${site.id}`} · ${monthLabel(month)}`,
       active: 'sites',
       scripts: ['/assets/vendor/chart.umd.min.js', '/assets/report.js'],
-      body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/app">Sites</a> <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
-${banner}
+      body: html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
+${where.banner}
 <div class="page-head">
   <div>
     <h1>${siteHeading(site)} <span class="muted thin">· ${monthLabel(month)}</span></h1>
@@ -198,7 +217,7 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
     <h2 id="articles-h">Articles published in ${monthLabel(month)}</h2>
     <a class="button small no-print" href="/app/sites/${siteId}/articles.csv${queryString({ month, status })}" download>Export CSV</a>
   </div>
-  <form class="filters no-print" method="get" action="/app/sites/${siteId}#articles">
+  <form class="filters compact no-print" method="get" action="/app/sites/${siteId}#articles">
     <input type="hidden" name="month" value="${month}">
     <label for="status">Status</label>
     <select id="status" name="status">
@@ -223,7 +242,7 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
   </div>
   ${tableWrap(
     `Backlinks of ${monthLabel(month)}`,
-    html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target</th></tr>`,
+    html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
     backlinkRows(backlinks.data),
     `No backlinks were acquired in ${monthLabel(month)}.`,
   )}

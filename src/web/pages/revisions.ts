@@ -8,10 +8,17 @@ import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../co
 import { html, type SafeHtml } from '../html.js';
 import { sendPage } from '../respond.js';
 import { refusal, sanitizedNotice } from './article.js';
-import { staffBanner } from './report.js';
+import { accountContext } from './report.js';
 
 /** A revision summary as any version of the revisions service gives it (client name or grant id). */
 type Summary = RevisionSummary & { client_name?: string | null; mcp_grant_id?: number | null };
+
+/** Fills in the assistant's name from the account's grants when the summary carries only the grant id. */
+function withClientNames(revisions: Summary[], grants: Map<number, string>): Summary[] {
+  return revisions.map((r) =>
+    r.client_name || !r.mcp_grant_id ? r : { ...r, client_name: grants.get(r.mcp_grant_id) ?? null },
+  );
+}
 
 const originLabels: Record<RevisionRow['origin'], string> = {
   api: 'API',
@@ -152,17 +159,21 @@ export async function revisionPages(app: FastifyInstance, options: WebOptions) {
 
   async function view(ui: UiContext, article: ArticleRow, extra: { message?: SafeHtml; a?: number; b?: number; diff?: SafeHtml }) {
     const site = await services.sites.visible(ui.actor, article.site_id);
-    const revisions = (await services.revisions.list(article.id)) as Summary[];
+    const revisions = withClientNames(
+      (await services.revisions.list(article.id)) as Summary[],
+      await services.uiQueries.grantNames(article.account_id),
+    );
     const canEdit = article.account_id === ui.user.accountId;
     const a = extra.a ?? revisions[1]?.id;
     const b = extra.b ?? revisions[0]?.id;
     const title = article.title || `Article ${article.id}`;
+    const where = await accountContext(options, ui, article.account_id);
     return {
       title: `Revisions of ${title}`,
       active: 'sites' as const,
       scripts: ['/assets/copy.js'],
-      body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/app">Sites</a> <span aria-hidden="true">/</span> <a href="/app/sites/${site.id}">${site.name ?? `Site ${site.id}`}</a> <span aria-hidden="true">/</span> <a href="/app/articles/${article.id}">${title}</a> <span aria-hidden="true">/</span> <span aria-current="page">Revisions</span></nav>
-${await staffBanner(options, ui, article.account_id)}
+      body: html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <a href="/app/sites/${site.id}">${site.name ?? `Site ${site.id}`}</a> <span aria-hidden="true">/</span> <a href="/app/articles/${article.id}">${title}</a> <span aria-hidden="true">/</span> <span aria-current="page">Revisions</span></nav>
+${where.banner}
 <div class="page-head">
   <div>
     <h1>Revisions <span class="muted thin">· ${title}</span></h1>

@@ -17,9 +17,8 @@ export function siteCard(site: Site, stats: Stats | undefined, month: string): S
   ${
     stats
       ? html`<dl class="mini-stats" aria-label="${monthLabel(month)} so far">
-    <div><dt>Articles</dt><dd>${stats.articles_published}</dd></div>
-    <div><dt>Backlinks</dt><dd>${stats.backlinks_acquired}</dd></div>
-    <div><dt>Industry / local</dt><dd>${stats.backlinks_industry} / ${stats.backlinks_local}</dd></div>
+    <div><dt>Articles published</dt><dd>${stats.articles_published}</dd></div>
+    <div><dt>Backlinks</dt><dd>${stats.backlinks_acquired}<span class="split">${stats.backlinks_industry} industry · ${stats.backlinks_local} local</span></dd></div>
   </dl>
   <p class="muted small">${monthLabel(month)} so far</p>`
       : ''

@@ -1,0 +1,104 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Services } from '../../src/services/index.js';
+import { toTimestamp } from '../../src/core/time.js';
+
+export const password = 'correct horse battery';
+
+/** A minimal browser over `app.inject`: keeps the session cookie, reads CSRF tokens from pages. */
+export class InjectBrowser {
+  cookie: string | undefined;
+  last: LightMyRequestResponse | undefined;
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  private remember(response: LightMyRequestResponse): LightMyRequestResponse {
+    const set = response.cookies.find((c) => c.name === 'anchorage_session');
+    if (set) this.cookie = set.value ? set.value : undefined;
+    this.last = response;
+    return response;
+  }
+
+  private headers(): Record<string, string> {
+    return this.cookie ? { cookie: `anchorage_session=${this.cookie}` } : {};
+  }
+
+  async get(url: string): Promise<LightMyRequestResponse> {
+    return this.remember(await this.app.inject({ method: 'GET', url, headers: this.headers() }));
+  }
+
+  async post(url: string, form: Record<string, string>): Promise<LightMyRequestResponse> {
+    return this.remember(
+      await this.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...this.headers(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(form).toString(),
+      }),
+    );
+  }
+
+  /** The CSRF token of the page at `url` (of the session this browser holds). */
+  async csrf(url = '/app/sign-in'): Promise<string> {
+    const response = await this.get(url);
+    return csrfOf(response.body);
+  }
+
+  async signIn(email: string, pass = password): Promise<LightMyRequestResponse> {
+    const token = await this.csrf('/app/sign-in');
+    return this.post('/app/sign-in', { _csrf: token, email, password: pass, next: '/app' });
+  }
+}
+
+export function csrfOf(page: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(page);
+  if (!match) throw new Error('no CSRF token on the page');
+  return match[1]!;
+}
+
+/** An HTML attribute value as the page holds it, decoded. */
+export function decodeEntities(text: string): string {
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+/** The ETag the editor form carries. */
+export function etagOf(page: string): string {
+  const match = /name="etag" value="([^"]*)"/.exec(page);
+  if (!match) throw new Error('no etag field on the page');
+  return decodeEntities(match[1]!);
+}
+
+/**
+ * The content pipeline rewriting an article (there is no public way to add protected links): a
+ * new body and a revision with origin `rewrite`, as the pipeline stores them.
+ */
+export async function pipelineRewrite(services: Services, articleId: number, body: string): Promise<number> {
+  const db = services.db.kysely;
+  const article = await db.selectFrom('articles').selectAll().where('id', '=', articleId).executeTakeFirstOrThrow();
+  const now = toTimestamp(services.clock.now());
+  const revision = await db
+    .insertInto('revisions')
+    .values({
+      article_id: articleId,
+      account_id: article.account_id,
+      title: article.title,
+      body,
+      meta_description: article.meta_description,
+      featured_image_url: article.featured_image_url,
+      origin: 'rewrite',
+      reason: 'Backlink inserted by the content pipeline',
+      created_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .updateTable('articles')
+    .set({ body, current_revision_id: revision.id, version: article.version + 1, updated_at: now })
+    .where('id', '=', articleId)
+    .execute();
+  return revision.id;
+}
