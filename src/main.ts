@@ -1,6 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { loadSettings, type Settings } from './config.js';
 import { buildApp } from './http/app.js';
+import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
 
 /** Serves API, MCP and UI until SIGINT/SIGTERM, then stops gracefully. */
@@ -23,6 +24,9 @@ export async function serve(settings: Settings): Promise<void> {
   }
   const { app, stop } = await buildApp({ settings, services });
   await app.listen({ port: settings.port, host: settings.host });
+  // MCP_PORT: the MCP endpoint alone on a second listener, to expose it at its own address.
+  const mcpApp = settings.mcpPort === undefined ? undefined : await buildMcpApp({ settings, services });
+  await mcpApp?.listen({ port: settings.mcpPort, host: settings.host });
   process.stdout.write(
     `Anchorage is serving\n  API:  ${settings.publicUrl}/api/v1\n  Docs: ${settings.publicUrl}/docs\n  MCP:  ${settings.mcpPublicUrl}\n  UI:   ${settings.publicUrl}/app\n`,
   );
@@ -32,6 +36,7 @@ export async function serve(settings: Settings): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing requests, flushing the activity log');
+    await mcpApp?.close();
     await stop();
     await runtime.close();
     process.exit(0);

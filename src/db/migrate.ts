@@ -7,7 +7,7 @@ import { oauth } from './migrations/003_oauth.js';
 import { writes } from './migrations/004_writes.js';
 
 /** Every migration, in order. Each runs once, in a transaction, on SQLite and PostgreSQL alike. */
-const migrations: AnchorageMigration[] = [foundation, sessions, oauth, writes];
+const migrations: AnchorageMigration[] = [foundation, sessions, writes, oauth];
 
 /** Applies the pending migrations; returns their names. */
 export async function migrate(db: Db): Promise<string[]> {

@@ -163,7 +163,8 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
         : 'Connect through OAuth: sign in to Anchorage and allow access.';
       return refuse(request, reply, new AppError('unauthenticated', message));
     }
-    const limit = await services.requestLimiter.consume(`mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`);
+    const connection = `mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`;
+    const limit = await services.requestLimiter.consume(connection);
     setLimitHeaders(reply, limit);
     if (!limit.allowed) return refuse(request, reply, rateLimited(limit), actor);
     if (request.method !== 'POST') {
@@ -179,12 +180,13 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
       services,
       tools: options.tools,
       request: { id: request.id, clientIp: request.ip, userAgent: request.headers['user-agent'] ?? null },
+      onAllowance: (state) => setLimitHeaders(reply, state, 'edits', 86_400),
       onInternalError: (error) => request.log.error({ err: error }, 'mcp tool failed'),
     };
     const authInfo: AuthInfo = {
       token,
       // Only carried through the SDK to our factory; it names the connection.
-      clientId: `mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`,
+      clientId: connection,
       scopes: actor.scopes.includes('write') ? [readScope, writeScope] : [readScope],
       resource: new URL(urls.resource),
     };

@@ -5,6 +5,7 @@ import { fieldsOf } from '../http/errors.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
+import type { LimitState } from '../services/limits.js';
 
 const instructions =
   'Anchorage keeps the search-optimised articles and acquired backlinks of the signed-in account’s websites. ' +
@@ -18,6 +19,8 @@ export interface McpCall {
   services: Services;
   tools: readonly ToolDefinition[];
   request: Pick<RequestInfo, 'id' | 'clientIp' | 'userAgent'>;
+  /** A write's daily edit allowance afterwards, for the response headers as over REST. */
+  onAllowance(state: LimitState): void;
   onInternalError(error: unknown): void;
 }
 
@@ -52,7 +55,8 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   try {
     const input = tool.input.safeParse(args ?? {});
     if (!input.success) throw validationFailed(fieldsOf(input.error.issues));
-    const { body } = await tool.run(input.data, { actor, services: call.services, preconditions: {} });
+    const { body, allowance } = await tool.run(input.data, { actor, services: call.services, preconditions: {} });
+    if (allowance) call.onAllowance(allowance);
     // The REST twin serialises through the output schema; so do we, field for field.
     const structured = z.encode(tool.output, body) as Record<string, unknown>;
     result = { structuredContent: structured, content: textOf(structured) };

@@ -171,9 +171,9 @@ for (const [network, prefix] of [
 ] as const) {
   nonPublic.addSubnet(network, prefix, 'ipv4');
 }
+// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are checked against the IPv4 rules by BlockList itself.
 for (const [network, prefix] of [
   ['::', 127],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],
@@ -240,14 +240,15 @@ export const fetchClientMetadataDocument: DocumentFetcher = (url) =>
     request.end();
   });
 
-/** Registration metadata (RFC 7591 §2), read tolerantly: unknown members are ignored. */
+/**
+ * Registration metadata (RFC 7591 §2), read tolerantly: other members are ignored, and the
+ * requested token_endpoint_auth_method is replaced by "none" (every client here is public).
+ */
 const clientMetadataSchema = z.object({
   redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
   client_name: z.string().optional(),
   grant_types: z.array(z.string()).optional(),
   response_types: z.array(z.string()).optional(),
-  token_endpoint_auth_method: z.string().optional(),
-  client_secret: z.string().optional(),
 });
 
 /** Control characters would let a name pretend to be something else on the consent page. */
@@ -376,6 +377,8 @@ export class OAuthService {
   }): Promise<string> {
     const code = randomBase62(43);
     const now = this.clock.now();
+    // Housekeeping: expired codes can do nothing any more, not even reveal a replay.
+    await this.db.deleteFrom('oauth_codes').where('expires_at', '<=', toTimestamp(now)).execute();
     await this.db
       .insertInto('oauth_codes')
       .values({
@@ -477,6 +480,8 @@ export class OAuthService {
         .executeTakeFirst();
       // Two requests raced with one token: one of them is a replay.
       if (Number(rotated.numUpdatedRows) === 0) throw invalidGrant('The refresh token was used already.');
+      // Housekeeping: the connection's expired tokens can do nothing any more.
+      await trx.deleteFrom('oauth_tokens').where('grant_id', '=', token.grant_id).where('expires_at', '<=', now).execute();
       return this.issueTokens(trx, token.grant_id, token.scope, token.resource);
     });
   }

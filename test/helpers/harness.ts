@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -60,17 +61,29 @@ export interface HarnessOptions {
   clock?: TestClock;
   env?: Record<string, string>;
   redis?: boolean;
+  /** Listen on 127.0.0.1 at a free port, with PUBLIC_URL set to that address (for real HTTP clients). */
+  listen?: boolean;
+}
+
+/** A port that was free a moment ago: PUBLIC_URL must be known before the app is built. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** A whole service on a fresh database, served in-process (use `app.inject` or `listen`). */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'anchorage-test-'));
   const postgres = testDatabaseUrl ? await isolatedPostgresUrl(testDatabaseUrl) : undefined;
+  const port = options.listen ? await freePort() : undefined;
   const settings = loadSettings({
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
-    PUBLIC_URL: 'http://localhost:3999',
+    PUBLIC_URL: port ? `http://127.0.0.1:${port}` : 'http://localhost:3999',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
     ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
     ...options.env,
@@ -79,6 +92,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const runtime = await openRuntime(settings, { clock, logger: pino({ level: 'silent' }) });
   const { app, stop } = await buildApp({ settings, services: runtime.services, logger: false });
   await app.ready();
+  if (port) await app.listen({ port, host: '127.0.0.1' });
   return {
     app,
     runtime,

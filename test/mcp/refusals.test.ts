@@ -1,0 +1,500 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/core/secrets.js';
+import { buildMcpApp } from '../../src/mcp/plugin.js';
+import { seedSite, type SeededSite } from '../helpers/fixtures.js';
+import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import {
+  authorizationUrl,
+  authorizeInBrowser,
+  browse,
+  connectWithOAuth,
+  CookieJar,
+  formFields,
+  manualGrant,
+  pkce,
+  postForm,
+  rawMcp,
+  registerClient,
+  signIn,
+} from './oauth-client.js';
+
+let harness: Harness;
+let base: string;
+let customer: Awaited<ReturnType<typeof createCustomer>>;
+let site: SeededSite;
+let otherSite: SeededSite;
+
+beforeAll(async () => {
+  harness = await startHarness({ listen: true });
+  base = harness.settings.publicUrl;
+  customer = await createCustomer(harness.services);
+  const other = await createCustomer(harness.services);
+  site = await seedSite(harness.services, customer.email, {
+    name: 'Mine',
+    articles: [{ status: 'published', title: 'Mine', body: '<p>Mine.</p>' }],
+  });
+  otherSite = await seedSite(harness.services, other.email, {
+    name: 'Theirs',
+    articles: [{ status: 'published', title: 'Theirs', body: '<p>Theirs.</p>' }],
+  });
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+const callTool = (token: string, name: string, args: Record<string, unknown>) =>
+  rawMcp(base, token, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } });
+
+/** The Error body of a tools/call that came back as a tool error. */
+async function toolError(response: Response): Promise<Record<string, unknown>> {
+  expect(response.status).toBe(200);
+  const { result } = (await response.json()) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } };
+  expect(result.isError).toBe(true);
+  return result.structuredContent;
+}
+
+const exchange = (grant: { client: { clientId: string; redirectUri: string } }, code: string, verifier: string, extra: Record<string, string> = {}) =>
+  postForm(base, '/oauth/token', {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: grant.client.redirectUri,
+    client_id: grant.client.clientId,
+    ...extra,
+  });
+
+describe('token endpoint refusals', () => {
+  it('refuses a wrong PKCE verifier, and the code is spent afterwards', async () => {
+    const client = await registerClient(base);
+    const { verifier, challenge } = pkce();
+    const { callback } = await authorizeInBrowser(base, authorizationUrl(base, client, challenge), customer.email);
+    const code = callback.searchParams.get('code')!;
+    const wrong = await exchange({ client }, code, pkce().verifier);
+    expect(wrong).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'The PKCE code_verifier does not match.' } });
+    expect((await exchange({ client }, code, verifier)).body.error).toBe('invalid_grant');
+  });
+
+  it('refuses a reused code and revokes what the first exchange issued', async () => {
+    const grant = await manualGrant(base, customer.email);
+    expect((await rawMcp(base, grant.tokens.access_token as string)).status).toBe(200);
+    const again = await exchange(grant, grant.code, grant.verifier);
+    expect(again).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'The authorization code was used already.' } });
+    expect((await rawMcp(base, grant.tokens.access_token as string)).status).toBe(401);
+  });
+
+  it('refuses a redirect URI the client did not register, without redirecting there', async () => {
+    const client = await registerClient(base);
+    const { challenge } = pkce();
+    const url = authorizationUrl(base, client, challenge, { redirect_uri: 'https://evil.example/callback' });
+    const jar = new CookieJar();
+    const response = await browse(jar, url);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(await response.text()).toContain('did not register');
+  });
+
+  it('refuses a token request whose redirect_uri differs from the authorization request', async () => {
+    const client = await registerClient(base, { redirect_uris: ['http://127.0.0.1:7777/callback', 'http://127.0.0.1:7777/other'] });
+    const { verifier, challenge } = pkce();
+    const { callback } = await authorizeInBrowser(base, authorizationUrl(base, client, challenge), customer.email);
+    const result = await exchange({ client }, callback.searchParams.get('code')!, verifier, { redirect_uri: 'http://127.0.0.1:7777/other' });
+    expect(result.body.error).toBe('invalid_grant');
+  });
+
+  it('binds tokens to the MCP resource: another resource is refused everywhere', async () => {
+    const client = await registerClient(base);
+    const { verifier, challenge } = pkce();
+    const refused = await browse(new CookieJar(), authorizationUrl(base, client, challenge, { resource: 'https://other.example/mcp' }));
+    expect(refused.status).toBe(302);
+    const callback = new URL(refused.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(client.redirectUri);
+    expect(callback.searchParams.get('error')).toBe('invalid_target');
+    expect(callback.searchParams.get('state')).toBe('state-123');
+    expect(callback.searchParams.get('iss')).toBe(base);
+
+    const ok = await authorizeInBrowser(base, authorizationUrl(base, client, challenge), customer.email);
+    const other = await exchange({ client }, ok.callback.searchParams.get('code')!, verifier, { resource: 'https://other.example/mcp' });
+    expect(other).toMatchObject({ status: 400, body: { error: 'invalid_target' } });
+
+    const grant = await manualGrant(base, customer.email);
+    const token = grant.tokens.access_token as string;
+    expect(await harness.services.oauth.authenticate(token, `${base}/mcp`, null)).toBeDefined();
+    expect(await harness.services.oauth.authenticate(token, 'https://other.example/mcp', null)).toBeUndefined();
+  });
+
+  it('refuses an expired access token, and an expired refresh token', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const start = harness.clock.current;
+    try {
+      harness.clock.set(new Date(start.getTime() + 3600_000 + 1000).toISOString());
+      const expired = await rawMcp(base, grant.tokens.access_token as string);
+      expect(expired.status).toBe(401);
+      expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      const refreshed = await postForm(base, '/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: grant.tokens.refresh_token as string,
+        client_id: grant.client.clientId,
+      });
+      expect(refreshed.status).toBe(200);
+      expect((await rawMcp(base, refreshed.body.access_token as string)).status).toBe(200);
+
+      harness.clock.set(new Date(start.getTime() + 31 * 86_400_000).toISOString());
+      const late = await postForm(base, '/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: refreshed.body.refresh_token as string,
+        client_id: grant.client.clientId,
+      });
+      expect(late).toMatchObject({ status: 400, body: { error: 'invalid_grant', error_description: 'The refresh token has expired.' } });
+    } finally {
+      harness.clock.current = start;
+    }
+  });
+
+  it('revokes the whole connection when a rotated refresh token comes back', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const refresh = (token: string) =>
+      postForm(base, '/oauth/token', { grant_type: 'refresh_token', refresh_token: token, client_id: grant.client.clientId, resource: `${base}/mcp` });
+    const first = await refresh(grant.tokens.refresh_token as string);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'articles:read articles:write' });
+    const replay = await refresh(grant.tokens.refresh_token as string);
+    expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect((await rawMcp(base, first.body.access_token as string)).status).toBe(401);
+    expect((await refresh(first.body.refresh_token as string)).body.error).toBe('invalid_grant');
+  });
+
+  it('stores codes and tokens only as SHA-256 hashes', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const tables = await Promise.all(
+      (['oauth_codes', 'oauth_tokens', 'oauth_grants', 'oauth_clients'] as const).map((table) =>
+        harness.services.db.kysely.selectFrom(table).selectAll().execute(),
+      ),
+    );
+    const stored = JSON.stringify(tables);
+    for (const secret of [grant.code, grant.tokens.access_token as string, grant.tokens.refresh_token as string]) {
+      expect(stored).not.toContain(secret);
+      expect(stored).toContain(sha256(secret));
+    }
+  });
+
+  it('revokes quietly (RFC 7009): unknown tokens and other clients’ tokens change nothing', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const token = grant.tokens.access_token as string;
+    expect(await postForm(base, '/oauth/revoke', { token: 'mcp_at_unknown' })).toEqual({ status: 200, body: {} });
+    expect((await postForm(base, '/oauth/revoke', { token, client_id: 'mcp_someone_else' })).status).toBe(200);
+    expect((await rawMcp(base, token)).status).toBe(200);
+    expect(await postForm(base, '/oauth/revoke', {})).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+  });
+
+  it('answers RFC 6749 errors for bad requests and unknown clients', async () => {
+    expect(await postForm(base, '/oauth/token', { grant_type: 'password', username: 'x', password: 'y' })).toMatchObject({
+      status: 400,
+      body: { error: 'unsupported_grant_type' },
+    });
+    expect(await postForm(base, '/oauth/token', { grant_type: 'authorization_code', code: 'x', client_id: 'x' })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request' },
+    });
+    expect(
+      await postForm(base, '/oauth/token', { grant_type: 'authorization_code', code: 'x', code_verifier: 'y', client_id: 'nobody' }),
+    ).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+  });
+});
+
+describe('authorization endpoint', () => {
+  it('sends someone not signed in to the sign-in page first, and back', async () => {
+    const client = await registerClient(base);
+    const url = authorizationUrl(base, client, pkce().challenge);
+    const jar = new CookieJar();
+    const first = await browse(jar, url);
+    expect(first.status).toBe(302);
+    const location = first.headers.get('location')!;
+    expect(location).toBe(`/app/sign-in?next=${encodeURIComponent(`${url.pathname}${url.search}`)}`);
+    const next = await signIn(base, jar, location, customer.email);
+    expect(next).toBe(`${url.pathname}${url.search}`);
+  });
+
+  it('redirects Deny back with error=access_denied, state and iss', async () => {
+    const client = await registerClient(base);
+    const { callback, status } = await authorizeInBrowser(base, authorizationUrl(base, client, pkce().challenge), customer.email, {
+      decision: 'deny',
+    });
+    expect(status).toBe(303);
+    expect(`${callback.origin}${callback.pathname}`).toBe(client.redirectUri);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('state')).toBe('state-123');
+    expect(callback.searchParams.get('iss')).toBe(base);
+    expect(callback.searchParams.get('code')).toBeNull();
+  });
+
+  it('refuses a consent POST without the CSRF token', async () => {
+    const client = await registerClient(base);
+    const jar = new CookieJar();
+    const url = authorizationUrl(base, client, pkce().challenge);
+    const first = await browse(jar, url);
+    await signIn(base, jar, first.headers.get('location')!, customer.email);
+    const consent = await browse(jar, url);
+    const { _csrf, ...fields } = formFields(await consent.text(), '/oauth/authorize');
+    expect(_csrf).toBeTruthy();
+    const refused = await browse(jar, new URL('/oauth/authorize', base), { ...fields, decision: 'allow' });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('location')).toBeNull();
+    const forged = await browse(jar, new URL('/oauth/authorize', base), { ...fields, _csrf: 'forged', decision: 'allow' });
+    expect(forged.status).toBe(403);
+  });
+
+  it('shows the client name escaped, the redirect host and the scopes, and forbids framing', async () => {
+    const client = await registerClient(base, {
+      client_name: '<script>alert(1)</script>Evil "App"',
+      redirect_uris: ['https://client.example/cb'],
+    });
+    const { consent, consentHeaders } = await authorizeInBrowser(base, authorizationUrl(base, client, pkce().challenge), customer.email, {
+      decision: 'deny',
+    });
+    expect(consent).not.toContain('<script>alert(1)</script>');
+    expect(consent).toContain('&lt;script&gt;alert(1)&lt;/script&gt;Evil &quot;App&quot;');
+    expect(consent).toContain('client.example');
+    expect(consent).toContain('Read your sites, articles, backlinks and reports');
+    expect(consent).toContain('and edit article content');
+    const csp = consentHeaders.get('content-security-policy')!;
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("form-action 'self' https://client.example");
+    expect(consentHeaders.get('x-frame-options')).toBe('DENY');
+  });
+
+  it('offers read only when the client asks only to read', async () => {
+    const client = await registerClient(base);
+    const url = authorizationUrl(base, client, pkce().challenge, { scope: 'articles:read' });
+    const { consent } = await authorizeInBrowser(base, url, customer.email, { decision: 'deny' });
+    expect(consent).toContain('Read your sites, articles, backlinks and reports');
+    expect(consent).not.toContain('edit article content');
+  });
+
+  it('redirects requests without S256 PKCE, with another response type, or with prompt=none', async () => {
+    const client = await registerClient(base);
+    const jar = new CookieJar();
+    const cases: [Record<string, string>, string][] = [
+      [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ code_challenge: '' }, 'invalid_request'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ prompt: 'none' }, 'consent_required'],
+    ];
+    for (const [extra, error] of cases) {
+      const response = await browse(jar, authorizationUrl(base, client, pkce().challenge, extra));
+      expect(response.status).toBe(302);
+      const location = new URL(response.headers.get('location')!);
+      expect(location.searchParams.get('error'), JSON.stringify(extra)).toBe(error);
+      expect(location.searchParams.get('iss')).toBe(base);
+    }
+  });
+
+  it('accepts the scope tokens and prompt the SDK client adds', async () => {
+    const client = await registerClient(base);
+    const { callback } = await authorizeInBrowser(
+      base,
+      authorizationUrl(base, client, pkce().challenge, { scope: 'mcp offline_access', prompt: 'consent' }),
+      customer.email,
+    );
+    expect(callback.searchParams.get('code')).toBeTruthy();
+  });
+});
+
+describe('what a connection may do', () => {
+  it('a read-only grant reads but gets insufficient_scope on writes', async () => {
+    const grant = await manualGrant(base, customer.email, { access: 'read' });
+    expect(grant.tokens.scope).toBe('articles:read');
+    const token = grant.tokens.access_token as string;
+    const read = await callTool(token, 'get_article', { article_id: site.articleIds[0]! });
+    expect(read.status).toBe(200);
+    expect(((await read.json()) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
+    const write = await callTool(token, 'update_article', { article_id: site.articleIds[0]!, title: 'Changed' });
+    expect(await toolError(write)).toMatchObject({ error: 'insufficient_scope' });
+    const image = await callTool(token, 'replace_featured_image', { article_id: site.articleIds[0]!, url: 'https://images.example/x.jpg' });
+    expect(await toolError(image)).toMatchObject({ error: 'insufficient_scope' });
+    const article = await harness.services.db.kysely.selectFrom('articles').select('title').where('id', '=', site.articleIds[0]!).executeTakeFirstOrThrow();
+    expect(article.title).toBe('Mine');
+  });
+
+  it('another account’s site and article are not found, also for staff', async () => {
+    const staff = await createCustomer(harness.services, { staff: true });
+    const grant = await manualGrant(base, staff.email);
+    const token = grant.tokens.access_token as string;
+    expect(await toolError(await callTool(token, 'get_article', { article_id: otherSite.articleIds[0]! }))).toMatchObject({
+      error: 'not_found',
+    });
+    expect(await toolError(await callTool(token, 'list_backlinks', { site_id: otherSite.siteId }))).toMatchObject({ error: 'not_found' });
+    expect(await toolError(await callTool(token, 'update_article', { article_id: otherSite.articleIds[0]!, title: 'x' }))).toMatchObject({
+      error: 'not_found',
+    });
+    const sites = await callTool(token, 'list_sites', {});
+    const { result } = (await sites.json()) as { result: { structuredContent: { data: unknown[] } } };
+    expect(result.structuredContent.data).toEqual([]);
+  });
+});
+
+describe('the MCP endpoint over HTTP', () => {
+  it('answers 401 with the resource metadata and scope challenge', async () => {
+    const response = await rawMcp(base, undefined);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", scope="articles:read articles:write"`,
+    );
+    expect(await response.json()).toMatchObject({ error: 'unauthenticated' });
+    expect((await rawMcp(base, 'mcp_at_not-a-real-token')).status).toBe(401);
+    expect((await rawMcp(base, customer.key)).status).toBe(401);
+  });
+
+  it('refuses a browser Origin that is not ours or loopback, before anything else', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const token = grant.tokens.access_token as string;
+    const evil = await rawMcp(base, token, undefined, { origin: 'https://evil.example' });
+    expect(evil.status).toBe(403);
+    expect(await evil.json()).toMatchObject({ error: 'forbidden' });
+    expect((await rawMcp(base, undefined, undefined, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await rawMcp(base, token, undefined, { origin: 'null' })).status).toBe(403);
+    for (const origin of [base, 'http://localhost:6274', 'http://127.0.0.1:9999']) {
+      const allowed = await rawMcp(base, token, undefined, { origin });
+      expect(allowed.status, origin).toBe(200);
+      expect(allowed.headers.get('access-control-allow-origin')).toBe(origin);
+    }
+  });
+
+  it('answers CORS preflights for /mcp, the metadata and the token endpoints', async () => {
+    const preflight = (path: string, origin: string) =>
+      fetch(`${base}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, mcp-protocol-version' },
+      });
+    const mcp = await preflight('/mcp', 'http://localhost:6274');
+    expect(mcp.status).toBe(204);
+    expect(mcp.headers.get('access-control-allow-origin')).toBe('http://localhost:6274');
+    expect(mcp.headers.get('access-control-allow-headers')).toContain('Mcp-Protocol-Version');
+    expect(mcp.headers.get('access-control-allow-headers')).toContain('Mcp-Name');
+    expect((await preflight('/mcp', 'https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+    for (const path of ['/oauth/token', '/oauth/register', '/oauth/revoke', '/.well-known/oauth-authorization-server']) {
+      const response = await preflight(path, 'https://claude.ai');
+      expect(response.status, path).toBe(204);
+      expect(response.headers.get('access-control-allow-origin'), path).toBe('*');
+    }
+    const unauthorized = await rawMcp(base, undefined, undefined, { origin: 'http://localhost:6274' });
+    expect(unauthorized.headers.get('access-control-expose-headers')).toContain('WWW-Authenticate');
+  });
+
+  it('limits each connection to 60 requests a minute, with the headers', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const token = grant.tokens.access_token as string;
+    const first = await rawMcp(base, token);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('60');
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('59');
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=60;w=60');
+    for (let i = 0; i < 59; i++) await rawMcp(base, token);
+    const limited = await rawMcp(base, token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_sites', arguments: {} } });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await limited.json()).toMatchObject({ error: 'rate_limited', limit: 60 });
+    await harness.services.activity.flush();
+    const logged = await harness.services.db.kysely
+      .selectFrom('activity_log')
+      .selectAll()
+      .where('channel', '=', 'mcp')
+      .where('error', '=', 'rate_limited')
+      .executeTakeFirstOrThrow();
+    expect(logged).toMatchObject({ status: 429, tool: 'list_sites', operation: 'listSites' });
+  });
+
+  it('has no stream and no session: GET and DELETE are 405', async () => {
+    const grant = await manualGrant(base, customer.email);
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(`${base}/mcp`, { method, headers: { authorization: `Bearer ${grant.tokens.access_token as string}` } });
+      expect(response.status, method).toBe(405);
+    }
+  });
+
+  it('serves a 2025-06-18 client by raw JSON-RPC, in JSON', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const token = grant.tokens.access_token as string;
+    const init = await rawMcp(base, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect(init.headers.get('content-type')).toContain('application/json');
+    expect(((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-06-18');
+    const list = await callTool(token, 'list_sites', {});
+    expect(list.headers.get('content-type')).toContain('application/json');
+    const { result } = (await list.json()) as { result: { structuredContent: { data: { id: number }[] } } };
+    expect(result.structuredContent.data.map((s) => s.id)).toEqual([site.siteId]);
+  });
+});
+
+describe('connected apps page', () => {
+  it('lists the user’s connections and revokes one; its token is refused at once', async () => {
+    const jar = new CookieJar();
+    const grant = await manualGrant(base, customer.email, { jar });
+    const token = grant.tokens.access_token as string;
+    expect((await rawMcp(base, token)).status).toBe(200);
+    const page = await browse(jar, new URL('/app/connections', base));
+    expect(page.status).toBe(200);
+    const markup = await page.text();
+    expect(markup).toContain('Manual client');
+    const grantId = (await harness.services.oauth.authenticate(token, `${base}/mcp`, null))!.credential;
+    expect(grantId.kind).toBe('mcp_grant');
+    const id = grantId.kind === 'mcp_grant' ? grantId.id : 0;
+    const action = `/app/connections/${id}/revoke`;
+    expect(markup).toContain(action);
+    const { _csrf } = formFields(markup, action);
+    expect((await browse(jar, new URL(action, base), {})).status).toBe(403);
+    const revoked = await browse(jar, new URL(action, base), { _csrf: _csrf! });
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get('location')).toBe('/app/connections?revoked=1');
+    expect((await rawMcp(base, token)).status).toBe(401);
+    const after = await (await browse(jar, new URL('/app/connections', base))).text();
+    expect(after).not.toContain(action);
+  });
+
+  it('cannot revoke another user’s connection', async () => {
+    const other = await createCustomer(harness.services);
+    const grant = await manualGrant(base, other.email);
+    const token = grant.tokens.access_token as string;
+    const actor = (await harness.services.oauth.authenticate(token, `${base}/mcp`, null))!;
+    const id = actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0;
+    expect(await harness.services.oauth.revokeGrant(customer.userId, id)).toBe(false);
+    expect((await rawMcp(base, token)).status).toBe(200);
+  });
+});
+
+describe('a client connected to the official SDK with a read-only grant', () => {
+  it('gets insufficient_scope as a tool error, not a step-up loop', async () => {
+    const { client } = await connectWithOAuth(base, customer.email, { mode: 'auto' }, { access: 'read' });
+    const result = await client.callTool({ name: 'update_article', arguments: { article_id: site.articleIds[0]!, title: 'x' } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error: 'insufficient_scope' });
+    await client.close();
+  });
+});
+
+describe('the MCP endpoint on its own port', () => {
+  it('serves the same tools and resource metadata for the same tokens', async () => {
+    const mcpApp = await buildMcpApp({ settings: harness.settings, services: harness.services, logger: false });
+    await mcpApp.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const address = mcpApp.server.address() as { port: number };
+      const mcpBase = `http://127.0.0.1:${address.port}`;
+      const grant = await manualGrant(base, customer.email);
+      const transport = new StreamableHTTPClientTransport(new URL('/mcp', mcpBase), {
+        requestInit: { headers: { authorization: `Bearer ${grant.tokens.access_token as string}` } },
+      });
+      const client = new Client({ name: 'port-test', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(transport);
+      expect((await client.listTools()).tools.length).toBeGreaterThanOrEqual(7);
+      await client.close();
+      const metadata = await fetch(`${mcpBase}/.well-known/oauth-protected-resource/mcp`);
+      expect(await metadata.json()).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [base] });
+      expect((await fetch(`${mcpBase}/oauth/authorize`)).status).toBe(404);
+    } finally {
+      await mcpApp.close();
+    }
+  });
+});
