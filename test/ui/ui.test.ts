@@ -205,7 +205,8 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
     apiKey = await page.locator('#new-key').inputValue();
     expect(apiKey).toMatch(/^ak_[A-Za-z0-9]{40}$/);
     await page.getByRole('button', { name: 'Copy key' }).click();
-    await expect(page.getByRole('button', { name: /Copied|Ctrl\+C/ }).count()).resolves.toBe(1);
+    // The label changes once the (asynchronous) clipboard write settles.
+    await page.getByRole('button', { name: /Copied|Ctrl\+C/ }).waitFor({ timeout: 10_000 });
     await shot('connect');
 
     const response = await api('/api/v1/sites', apiKey);
