@@ -32,10 +32,16 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       return new AppError('invalid_json', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is too large.');
+    // Too many files or fields is not a size problem: the form breaks the one-image rule.
     case 'FST_FILES_LIMIT':
+      return validationFailed({ image: ['Send one file, in the field image.'] });
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return new AppError('payload_too_large', 'The request body is too large.');
+      return validationFailed({ '(body)': ['Too many form fields.'] });
+    case 'FST_PROTO_VIOLATION':
+    case 'FST_MP_PREMATURE_CLOSE':
+      return new AppError('invalid_json', 'The request body is not valid multipart/form-data.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'

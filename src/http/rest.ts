@@ -88,16 +88,23 @@ function checkContentType(request: FastifyRequest, allowMultipart: boolean): voi
 async function readMultipart(request: FastifyRequest, fields: z.ZodObject): Promise<{ values: Record<string, unknown>; upload?: Buffer }> {
   const values: Record<string, string> = {};
   let upload: Buffer | undefined;
-  for await (const part of request.parts()) {
-    if (part.type === 'file') {
-      if (part.fieldname !== 'image' || upload !== undefined) {
-        await part.toBuffer();
-        throw validationFailed({ [part.fieldname]: ['Send one file, in the field image.'] });
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'image' || upload !== undefined) {
+          await part.toBuffer();
+          throw validationFailed({ [part.fieldname]: ['Send one file, in the field image.'] });
+        }
+        upload = await part.toBuffer();
+      } else {
+        if (Object.hasOwn(values, part.fieldname)) throw validationFailed({ [part.fieldname]: ['Send this field once.'] });
+        values[part.fieldname] = String(part.value);
       }
-      upload = await part.toBuffer();
-    } else {
-      values[part.fieldname] = String(part.value);
     }
+  } catch (error) {
+    // Limits (FST_*) and our own refusals keep their meaning; the parser's errors mean a malformed body.
+    if (error instanceof AppError || String((error as { code?: unknown }).code ?? '').startsWith('FST_')) throw error;
+    throw new AppError('invalid_json', 'The request body is not valid multipart/form-data.');
   }
   const parsed = fields.omit({ image: true }).strict().safeParse(values);
   if (!parsed.success) throw validationFailed(fieldsOf(parsed.error.issues));

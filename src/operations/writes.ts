@@ -11,6 +11,8 @@ const text = (max: number, description: string) =>
   z
     .string()
     .refine((value) => [...value].length <= max, `At most ${max} characters.`)
+    // PostgreSQL text cannot hold U+0000; refuse it here rather than fail on save.
+    .refine((value) => !value.includes('\u0000'), 'Must not contain the character U+0000.')
     .describe(description)
     .meta({ maxLength: max });
 
@@ -111,6 +113,8 @@ export const editArticle = defineOperation({
 
 const imageUrl = z
   .url({ protocol: /^https?$/ })
+  // Stored as sent: no white space or control characters (U+0000 cannot even be stored in PostgreSQL).
+  .refine((value) => !/[\u0000-\u0020\u007f]/.test(value), 'Must not contain spaces or control characters.')
   .describe('Absolute http(s) URL of the image; stored, never fetched.')
   .meta({ example: 'https://images.example.com/new-cover.jpg' });
 
@@ -129,7 +133,8 @@ export const replaceFeaturedImage = defineOperation({
       reason: reason.optional(),
     }),
   },
-  input: z.object({ article_id: articleId, url: imageUrl.optional(), reason: reason.optional() }),
+  // The JSON body: url is required there (multipart fields are validated against `rest.multipart`).
+  input: z.object({ article_id: articleId, url: imageUrl, reason: reason.optional() }),
   output: single(articleSchema),
   errors: ['unsupported_image', 'image_too_large', ...writeErrors],
   scope: 'write',
