@@ -56,11 +56,11 @@ export interface EditInput {
 /** The next state of an article, computed from the locked current row. */
 type NextState = ArticleState & { sanitized: string[] };
 
-/** `If-Match` holds when it names the current ETag (or is `*`); weak validators compare equal. */
+/** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
 function ifMatchHolds(header: string, etag: string): boolean {
   return header
     .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .map((tag) => tag.trim())
     .some((tag) => tag === '*' || tag === etag);
 }
 

@@ -7,15 +7,17 @@ import type { Database } from '../db/schema.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
 
 const timestamp = z.iso.datetime({ offset: false, precision: 0 });
-const text = z.string().max(100_000);
+// PostgreSQL text cannot hold U+0000: refuse it with its path rather than fail on save.
+const noNul = (value: string) => !value.includes('\u0000');
+const text = z.string().max(100_000).refine(noNul, 'Must not contain the character U+0000.');
 
 const importArticle = z.strictObject({
-  title: z.string().max(255).nullable().optional(),
+  title: text.refine((v) => [...v].length <= 255, 'At most 255 characters.').nullable().optional(),
   url: text.nullable().optional(),
   status: z.enum(articleStatuses),
   published_at: timestamp.nullable().optional(),
   target_keyword: text.nullable().optional(),
-  meta_description: z.string().max(500).nullable().optional(),
+  meta_description: text.refine((v) => [...v].length <= 500, 'At most 500 characters.').nullable().optional(),
   featured_image_url: text.nullable().optional(),
   body: z.string().max(5_000_000),
 });

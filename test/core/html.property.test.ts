@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ProtectedLink } from '../../src/core/errors.js';
 import {
   applyReplacements,
@@ -12,6 +12,9 @@ import {
   type Replacement,
 } from '../../src/core/html.js';
 import { unsafeParts } from '../fixtures/xss-vectors.js';
+
+// Thousands of generated bodies per property: give them room on a busy two-core CI machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 const runs = { numRuns: 400 };
 /** The sanitiser's fixed point hides in rare structures (`<th><div><td>`): search harder. */

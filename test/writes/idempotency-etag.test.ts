@@ -229,6 +229,16 @@ describe('ETag and If-Match', () => {
     expect(listed.status).toBe(200);
   });
 
+  it('a weak validator never matches If-Match (strong comparison, RFC 9110)', async () => {
+    h.clock.set(noon);
+    const a = await seedArticle(h.services);
+    const etag = (await getArticle(h, a.articleId, a.customer.key)).headers.etag as string;
+    const before = await snapshot(h, a);
+    const weak = await patch(h, a.articleId, a.customer.key, { title: 'Weak' }, { headers: { 'if-match': `W/${etag}` } });
+    expect(weak.status).toBe(412);
+    await expectUnchanged(h, a, before);
+  });
+
   it('PUT honours If-Match', async () => {
     h.clock.set(noon);
     const a = await seedArticle(h.services);
