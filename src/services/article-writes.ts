@@ -80,6 +80,18 @@ function sanitizedAgainst(current: ArticleRow, body: string): { body: string; sa
   return { body: clean.html, sanitized: clean.removed };
 }
 
+/** The next state with a new body and, where given, a new title and meta description. */
+const withTexts = (
+  row: ArticleRow,
+  texts: { title?: string; meta_description?: string },
+  content: { body: string; sanitized: string[] },
+): NextState => ({
+  ...stateOf(row),
+  title: texts.title ?? row.title,
+  meta_description: texts.meta_description ?? row.meta_description,
+  ...content,
+});
+
 /**
  * Every change to an article goes through `write`: lock the row, check access and If-Match,
  * compute the new state, guard the protected links, then — in one transaction — take one unit of
@@ -99,39 +111,22 @@ export class ArticleWritesService {
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
   replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write(actor, articleId, 'updateArticle', input, options, input.reason, (row) => {
-      const { body, sanitized } = sanitizedAgainst(row, input.body);
-      return {
-        ...stateOf(row),
-        title: input.title ?? row.title,
-        meta_description: input.meta_description ?? row.meta_description,
-        body,
-        sanitized,
-      };
-    });
+    return this.write(actor, articleId, 'updateArticle', input, options, input.reason, (row) =>
+      withTexts(row, input, sanitizedAgainst(row, input.body)),
+    );
   }
 
   /** PATCH: title, meta description and exact replacements in the body as GET returns it. */
   edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
     return this.write(actor, articleId, 'editArticle', input, options, input.reason, (row) => {
-      let body = row.body;
-      let sanitized: string[] = [];
-      if (input.replacements && input.replacements.length > 0) {
-        const replaced = applyReplacements(row.body, input.replacements);
-        if (!replaced.ok) {
-          throw new AppError('replacement_failed', 'Some replacements did not match as required; nothing was saved.', {
-            failures: replaced.failures,
-          });
-        }
-        ({ body, sanitized } = sanitizedAgainst(row, replaced.body));
+      if (!input.replacements || input.replacements.length === 0) return withTexts(row, input, { body: row.body, sanitized: [] });
+      const replaced = applyReplacements(row.body, input.replacements);
+      if (!replaced.ok) {
+        throw new AppError('replacement_failed', 'Some replacements did not match as required; nothing was saved.', {
+          failures: replaced.failures,
+        });
       }
-      return {
-        ...stateOf(row),
-        title: input.title ?? row.title,
-        meta_description: input.meta_description ?? row.meta_description,
-        body,
-        sanitized,
-      };
+      return withTexts(row, input, sanitizedAgainst(row, replaced.body));
     });
   }
 
