@@ -2,6 +2,7 @@ import { type CallToolResult, McpServer, type StandardSchemaWithJSON } from '@mo
 import { z } from 'zod';
 import { AppError, validationFailed } from '../core/errors.js';
 import { fieldsOf } from '../http/errors.js';
+import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
@@ -55,7 +56,7 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   try {
     const input = tool.input.safeParse(args ?? {});
     if (!input.success) throw validationFailed(fieldsOf(input.error.issues));
-    const { body, allowance } = await tool.run(input.data, { actor, services: call.services, preconditions: {} });
+    const { body, allowance } = await runTool(tool, input.data, { actor, services: call.services, preconditions: {} });
     if (allowance) call.onAllowance(allowance);
     // The REST twin serialises through the output schema; so do we, field for field.
     const structured = z.encode(tool.output, body) as Record<string, unknown>;

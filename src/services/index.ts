@@ -14,7 +14,7 @@ import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
 import { OAuthService } from './oauth.js';
 import { RevisionsService } from './revisions.js';
-import { RequestLimiter, SignInThrottle } from './limits.js';
+import { registrationsPerHour, RequestLimiter, SignInThrottle, WindowLimiter } from './limits.js';
 import { SessionsService } from './sessions.js';
 import { SitesService } from './sites.js';
 import { StatsService } from './stats.js';
@@ -71,6 +71,7 @@ export function createServices(deps: ServiceDeps) {
     articleWrites,
     featuredImages: new FeaturedImagesService(articleWrites, media, deps.publicUrl, deps.maxImageBytes),
     requestLimiter: new RequestLimiter(deps.redis),
+    registrationLimiter: new WindowLimiter({ points: registrationsPerHour, duration: 3600, keyPrefix: 'anchorage:dcr' }, deps.redis),
     sessions: new SessionsService(kysely, clock),
     signInThrottle: new SignInThrottle(deps.redis),
     uiQueries: new UiQueries(kysely),

@@ -13,29 +13,36 @@ export interface LimitState {
 }
 
 export const requestsPerMinute = 60;
-const windowSeconds = 60;
+
+/** New OAuth clients per client address and hour (re-registering known metadata does not count). */
+export const registrationsPerHour = 100;
+
+/** A window of `points` per `duration` seconds; the key prefix keeps limits apart in one Redis. */
+export interface WindowOptions {
+  points: number;
+  duration: number;
+  keyPrefix: string;
+}
 
 /**
- * The request limit: 60 per minute per credential, in fixed windows. In memory for one node;
- * in Redis, with an in-memory insurance limiter for when Redis is unreachable, across nodes.
+ * A fixed-window limit per key. In memory for one node; in Redis, with an in-memory insurance
+ * limiter for when Redis is unreachable, across nodes.
  */
-export class RequestLimiter {
+export class WindowLimiter {
   private readonly limiter: RateLimiterAbstract;
 
-  constructor(redis?: Redis) {
-    const options = { points: requestsPerMinute, duration: windowSeconds, keyPrefix: 'anchorage:rpm' };
+  constructor(
+    private readonly options: WindowOptions,
+    redis?: Redis,
+  ) {
     this.limiter = redis
-      ? new RateLimiterRedis({
-          ...options,
-          storeClient: redis,
-          insuranceLimiter: new RateLimiterMemory(options),
-        })
+      ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) })
       : new RateLimiterMemory(options);
   }
 
-  async consume(credential: string): Promise<LimitState> {
+  async consume(key: string): Promise<LimitState> {
     try {
-      return this.state(await this.limiter.consume(credential), true);
+      return this.state(await this.limiter.consume(key), true);
     } catch (result) {
       if (result instanceof RateLimiterRes) return this.state(result, false);
       throw result;
@@ -46,11 +53,18 @@ export class RequestLimiter {
     const retryAfter = Math.max(1, Math.ceil(result.msBeforeNext / 1000));
     return {
       allowed,
-      limit: requestsPerMinute,
+      limit: this.options.points,
       remaining: Math.max(0, result.remainingPoints),
       resetAt: Math.ceil((Date.now() + result.msBeforeNext) / 1000),
       retryAfter,
     };
+  }
+}
+
+/** The request limit: 60 per minute per credential (API key or MCP grant). */
+export class RequestLimiter extends WindowLimiter {
+  constructor(redis?: Redis) {
+    super({ points: requestsPerMinute, duration: 60, keyPrefix: 'anchorage:rpm' }, redis);
   }
 }
 

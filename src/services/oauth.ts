@@ -33,7 +33,8 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_target'
   | 'invalid_client_metadata'
-  | 'invalid_redirect_uri';
+  | 'invalid_redirect_uri'
+  | 'temporarily_unavailable';
 
 /** An OAuth protocol error: sent as `{error, error_description}`, not as the API's Error body. */
 export class OAuthProblem extends Error {
@@ -293,10 +294,13 @@ export class OAuthService {
    * Registers a public client (RFC 7591). The id is derived from the metadata, so a client that
    * registers again on every connection gets the same id back instead of a new row each time.
    */
-  async register(input: unknown) {
+  /** `admitNew` runs only when the metadata is new: re-registering a known client is always free. */
+  async register(input: unknown, admitNew: () => Promise<void>) {
     const metadata = acceptedMetadata(input);
     const canonical = JSON.stringify(metadata);
     const clientId = `mcp_${sha256(canonical).slice(0, 32)}`;
+    const known = await this.db.selectFrom('oauth_clients').select('client_id').where('client_id', '=', clientId).executeTakeFirst();
+    if (!known) await admitNew();
     await this.db
       .insertInto('oauth_clients')
       .values({

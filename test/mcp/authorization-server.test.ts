@@ -1,3 +1,4 @@
+import { registrationsPerHour } from '../../src/services/limits.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   fetchClientMetadataDocument,
@@ -245,5 +246,23 @@ describe('client ID metadata documents', () => {
     const response = await browse(jar, url);
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('not registered');
+  });
+
+  // Last in this file: it uses up this address's window for new clients.
+  it('limits new clients per address, says when to retry, and still answers known ones', async () => {
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < registrationsPerHour + 1 && !refused; i++) {
+      const response = await register({ redirect_uris: [`http://127.0.0.1:${4000 + i}/cb`], client_name: `Flood ${i}` });
+      statuses.push(response.status);
+      if (response.status === 429) refused = response;
+    }
+    expect(refused, `statuses ${statuses.join(',')}`).toBeDefined();
+    expect(statuses.filter((s) => s === 201).length).toBeLessThanOrEqual(registrationsPerHour);
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused!.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    // A client that registers on every connection keeps working: known metadata is not new.
+    const known = await register({ redirect_uris: ['http://127.0.0.1:4000/cb'], client_name: 'Flood 0' });
+    expect(known.status).toBe(201);
   });
 });

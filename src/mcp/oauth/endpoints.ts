@@ -64,7 +64,14 @@ export async function oauthEndpoints(app: FastifyInstance, options: { services: 
 
   app.post('/register', { bodyLimit: 16 * 1024 }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    return reply.code(201).send(await services.oauth.register(request.body));
+    // Registration is open to anyone: a per-address window on new clients keeps a flood from filling the table.
+    const admitNew = async () => {
+      const window = await services.registrationLimiter.consume(`ip:${request.ip}`);
+      if (window.allowed) return;
+      reply.header('retry-after', window.retryAfter);
+      throw new OAuthProblem('temporarily_unavailable', `At most ${window.limit} new clients an hour from one address.`, 429);
+    };
+    return reply.code(201).send(await services.oauth.register(request.body, admitNew));
   });
 
   app.post('/revoke', async (request, reply) => {
