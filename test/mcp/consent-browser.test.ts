@@ -22,7 +22,9 @@ describe.skipIf(!existsSync(chromiumPath))('consent in Chromium', () => {
   beforeAll(async () => {
     harness = await startHarness({ listen: true });
     callbackServer = createServer((request, response) => {
-      received.push(new URL(request.url!, callbackBase));
+      // Only the redirect counts: the browser may also ask this origin for /favicon.ico.
+      const url = new URL(request.url!, callbackBase);
+      if (url.pathname === '/callback') received.push(url);
       response.end('<p>You can close this window.</p>');
     });
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
