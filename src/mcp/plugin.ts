@@ -58,6 +58,12 @@ function calledTool(body: unknown): string | null {
   return method === 'tools/call' && typeof params?.name === 'string' ? params.name : null;
 }
 
+/** The JSON-RPC method of a request body (`initialize`, `tools/list`, …), for its activity record. */
+function rpcMethod(body: unknown): string | null {
+  const method = typeof body === 'object' && body !== null ? (body as { method?: unknown }).method : undefined;
+  return typeof method === 'string' ? method.slice(0, 100) : null;
+}
+
 const bearerToken = (header: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
 
 const hopByHop = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive']);
@@ -195,9 +201,19 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
     reply.raw.on('close', () => abort.abort());
     const webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
     const parsedBody: unknown = request.body;
+    const info = requestInfo(request);
     const response = (await isLegacyRequest(webRequest, parsedBody))
       ? await serveLegacy(call, webRequest, parsedBody, authInfo)
       : await modern.fetch(webRequest, { parsedBody, authInfo });
+    // Tool calls are logged by the tool pipeline; every other call (discovery, tools/list…) here.
+    if (info.tool === null) {
+      services.activity.record({
+        actor,
+        channel: 'mcp',
+        request: { ...info, operation: rpcMethod(parsedBody) },
+        outcome: { status: response.status, error: response.status >= 400 ? 'validation_failed' : null },
+      });
+    }
     return reply.send(response);
   };
   // An inline image (replace_featured_image) is base64: a third larger than the image itself.

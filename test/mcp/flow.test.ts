@@ -197,6 +197,10 @@ describe.each(modes)('MCP with the official client, $name', ({ negotiation, prot
     expect(calls.find((row) => row.error === 'protected_links_violation')).toMatchObject({ tool: 'update_article', status: 422 });
     // The successful edit was logged with its change, not a second time by the transport.
     expect(calls.filter((row) => row.tool === 'update_article' && row.status === 200)).toHaveLength(1);
+    // Calls other than tools are logged too, under their JSON-RPC method.
+    const others = rows.filter((row) => row.tool === null && row.status === 200).map((row) => row.operation);
+    expect(others).toContain('tools/list');
+    expect(others.every((operation) => operation !== null)).toBe(true);
     const tokens = provider.tokens()!;
     const everything = JSON.stringify(await harness.services.db.kysely.selectFrom('activity_log').selectAll().execute());
     expect(everything).not.toContain(tokens.access_token);
