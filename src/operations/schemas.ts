@@ -60,6 +60,18 @@ export const siteSchema = z
     },
   });
 
+const articleExample = {
+  id: 42,
+  site_id: 1,
+  title: 'How Often Should You Get a Dental Check-Up?',
+  url: 'https://brightsmile.example/blog/dental-check-up',
+  status: 'published',
+  published_at: '2026-10-01T09:00:00Z',
+  target_keyword: 'dental check-up',
+  word_count: 812,
+  featured_image_url: 'https://images.example.com/check-up.jpg',
+};
+
 export const articleSchema = z
   .object({
     id: z.number().int(),
@@ -72,20 +84,7 @@ export const articleSchema = z
     word_count: z.number().int().nullable(),
     featured_image_url: z.string().nullable(),
   })
-  .meta({
-    id: 'Article',
-    example: {
-      id: 42,
-      site_id: 1,
-      title: 'How Often Should You Get a Dental Check-Up?',
-      url: 'https://brightsmile.example/blog/dental-check-up',
-      status: 'published',
-      published_at: '2026-10-01T09:00:00Z',
-      target_keyword: 'dental check-up',
-      word_count: 812,
-      featured_image_url: 'https://images.example.com/check-up.jpg',
-    },
-  });
+  .meta({ id: 'Article', example: articleExample });
 
 export const protectedLinkSchema = z
   .object({
@@ -104,15 +103,8 @@ export const articleWithBodySchema = articleSchema
   .meta({
     id: 'ArticleWithBody',
     example: {
-      id: 42,
-      site_id: 1,
-      title: 'How Often Should You Get a Dental Check-Up?',
-      url: 'https://brightsmile.example/blog/dental-check-up',
-      status: 'published',
-      published_at: '2026-10-01T09:00:00Z',
-      target_keyword: 'dental check-up',
+      ...articleExample,
       word_count: 12,
-      featured_image_url: null,
       meta_description: 'Twice a year is the rule of thumb.',
       body: '<p>See a <a href="https://partner.example/" data-service-protected="backlink">family dentist</a> twice a year.</p>',
       protected_links: [{ type: 'backlink', href: 'https://partner.example/', text: 'family dentist' }],
