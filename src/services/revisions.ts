@@ -20,6 +20,8 @@ export interface RevisionSummary {
   user_email: string | null;
   key_name: string | null;
   mcp_grant_id: number | null;
+  /** The assistant (MCP client) of an `mcp` revision. */
+  client_name: string | null;
 }
 
 /** Revisions: one per change, with its origin, who made it and why. */
@@ -60,6 +62,8 @@ export class RevisionsService {
       .selectFrom('revisions')
       .leftJoin('users', 'users.id', 'revisions.user_id')
       .leftJoin('api_keys', 'api_keys.id', 'revisions.api_key_id')
+      .leftJoin('oauth_grants', 'oauth_grants.id', 'revisions.mcp_grant_id')
+      .leftJoin('oauth_clients', 'oauth_clients.client_id', 'oauth_grants.client_id')
       .select([
         'revisions.id',
         'revisions.created_at',
@@ -68,6 +72,7 @@ export class RevisionsService {
         'revisions.mcp_grant_id',
         'users.email as user_email',
         'api_keys.name as key_name',
+        'oauth_clients.client_name',
       ])
       .where('revisions.article_id', '=', articleId)
       .orderBy('revisions.id', 'desc')

@@ -173,6 +173,9 @@ describe.each(modes)('MCP with the official client, $name', ({ negotiation, prot
       .orderBy('id', 'desc')
       .executeTakeFirstOrThrow();
     expect(revision).toMatchObject({ origin: 'mcp', reason: 'clearer advice' });
+    // The revision history names the assistant that made the change.
+    const [latest] = await harness.services.revisions.list(articleId);
+    expect(latest).toMatchObject({ id: revision.id, origin: 'mcp', client_name: 'Anchorage test client', user_email: customer.email });
     expect(revision.mcp_grant_id).toEqual(expect.any(Number));
 
     const image = (await structured(client, 'replace_featured_image', {

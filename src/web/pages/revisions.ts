@@ -10,16 +10,6 @@ import { sendPage } from '../respond.js';
 import { refusal, sanitizedNotice } from './article.js';
 import { accountContext } from './report.js';
 
-/** A revision summary as any version of the revisions service gives it (client name or grant id). */
-type Summary = RevisionSummary & { client_name?: string | null; mcp_grant_id?: number | null };
-
-/** Fills in the assistant's name from the account's grants when the summary carries only the grant id. */
-function withClientNames(revisions: Summary[], grants: Map<number, string>): Summary[] {
-  return revisions.map((r) =>
-    r.client_name || !r.mcp_grant_id ? r : { ...r, client_name: grants.get(r.mcp_grant_id) ?? null },
-  );
-}
-
 const originLabels: Record<RevisionRow['origin'], string> = {
   api: 'API',
   mcp: 'MCP',
@@ -28,7 +18,7 @@ const originLabels: Record<RevisionRow['origin'], string> = {
 };
 
 /** Who made a revision: the user, the API key, the assistant, or the content pipeline. */
-function who(revision: Summary): SafeHtml {
+function who(revision: RevisionSummary): SafeHtml {
   const parts: SafeHtml[] = [];
   if (revision.user_email) parts.push(html`<span class="who-user">${revision.user_email}</span>`);
   if (revision.key_name) parts.push(html`<span class="who-key">key “${revision.key_name}”</span>`);
@@ -121,7 +111,7 @@ function diffSection(a: RevisionRow, b: RevisionRow): SafeHtml {
 }
 
 /** The revisions table: choose A and B to compare, restore any earlier one. */
-function revisionTable(ui: UiContext, article: ArticleRow, revisions: Summary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
+function revisionTable(ui: UiContext, article: ArticleRow, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
   const currentId = article.current_revision_id ?? revisions[0]?.id;
   return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
 ${tableWrap(
@@ -159,10 +149,7 @@ export async function revisionPages(app: FastifyInstance, options: WebOptions) {
 
   async function view(ui: UiContext, article: ArticleRow, extra: { message?: SafeHtml; a?: number; b?: number; diff?: SafeHtml }) {
     const site = await services.sites.visible(ui.actor, article.site_id);
-    const revisions = withClientNames(
-      (await services.revisions.list(article.id)) as Summary[],
-      await services.uiQueries.grantNames(article.account_id),
-    );
+    const revisions = await services.revisions.list(article.id);
     const canEdit = article.account_id === ui.user.accountId;
     const a = extra.a ?? revisions[1]?.id;
     const b = extra.b ?? revisions[0]?.id;
