@@ -39,6 +39,8 @@ export async function connectionsRoutes(app: FastifyInstance, options: WebOption
     return sendPage(reply, ui, {
       title: 'Connected apps',
       active: 'connections',
+      // Asks before a Revoke (data-confirm) once JavaScript runs.
+      scripts: ['/assets/copy.js'],
       body: html`<div class="page-head">
   <div>
     <h1>Connected apps</h1>

@@ -12,7 +12,7 @@ interface SignInForm {
   _csrf?: string;
 }
 
-function signInPage(csrfToken: string, next: string, email = '', problem = ''): string {
+function signInPage(csrfToken: string, next: string, allowSignup: boolean, email = '', problem = ''): string {
   return page({
     title: 'Sign in',
     body: html`<section class="card narrow">
@@ -25,6 +25,7 @@ function signInPage(csrfToken: string, next: string, email = '', problem = ''): 
     <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
     <button type="submit" class="primary">Sign in</button>
   </form>
+  ${allowSignup ? html`<p class="muted">New to Anchorage? <a href="/app/sign-up">Create an account</a></p>` : ''}
 </section>`,
   });
 }
@@ -38,7 +39,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const session = await loadSession(request, reply, services, secure);
     const next = safeNext(request.query.next);
     if (session.user) return reply.redirect(next);
-    return reply.type('text/html').send(signInPage(session.csrfToken, next));
+    return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup));
   });
 
   app.post<{ Body: SignInForm }>('/app/sign-in', async (request, reply) => {
@@ -52,7 +53,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
         .code(429)
         .header('retry-after', wait)
         .type('text/html')
-        .send(signInPage(session.csrfToken, next, email, `Too many failed attempts. Try again in ${wait} seconds.`));
+        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, `Too many failed attempts. Try again in ${wait} seconds.`));
     }
     const user = await services.users.verifyPassword(email, String(request.body.password ?? ''));
     if (!user) {
@@ -60,7 +61,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
       return reply
         .code(401)
         .type('text/html')
-        .send(signInPage(session.csrfToken, next, email, 'That e-mail and password do not match an account.'));
+        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, 'That e-mail and password do not match an account.'));
     }
     await services.signInThrottle.succeeded(email, request.ip);
     const signedIn = await services.sessions.signIn(session.id, user.id);

@@ -439,6 +439,9 @@ describe('connected apps page', () => {
     expect(page.status).toBe(200);
     const markup = await page.text();
     expect(markup).toContain('Manual client');
+    // Revoke asks first (data-confirm, handled by the page's script).
+    expect(markup).toContain('data-confirm=');
+    expect(markup).toContain('<script src="/assets/copy.js" defer></script>');
     const grantId = (await harness.services.oauth.authenticate(token, `${base}/mcp`, null))!.credential;
     expect(grantId.kind).toBe('mcp_grant');
     const id = grantId.kind === 'mcp_grant' ? grantId.id : 0;

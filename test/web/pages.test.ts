@@ -427,6 +427,8 @@ describe('UI sign-up', () => {
       const response = await h.app.inject({ method: 'GET', url: '/app/sign-up' });
       expect(response.statusCode).toBe(404);
       expect(response.headers['content-type']).toMatch(/text\/html/);
+      const signIn = await h.app.inject({ method: 'GET', url: '/app/sign-in' });
+      expect(signIn.body).not.toContain('/app/sign-up');
     } finally {
       await h.close();
     }
@@ -436,6 +438,7 @@ describe('UI sign-up', () => {
     const h = await startHarness({ env: { ALLOW_SIGNUP: 'true' } });
     try {
       const browser = new InjectBrowser(h.app);
+      expect((await h.app.inject({ method: 'GET', url: '/app/sign-in' })).body).toContain('href="/app/sign-up"');
       const token = await browser.csrf('/app/sign-up');
       const short = await browser.post('/app/sign-up', { _csrf: token, email: 'new@example.test', password: 'short' });
       expect(short.statusCode).toBe(422);
