@@ -5,9 +5,10 @@ import { foundation } from './migrations/001_foundation.js';
 import { sessions } from './migrations/002_sessions.js';
 import { oauth } from './migrations/003_oauth.js';
 import { writes } from './migrations/004_writes.js';
+import { counters } from './migrations/005_counters.js';
 
 /** Every migration, in order. Each runs once, in a transaction, on SQLite and PostgreSQL alike. */
-const migrations: AnchorageMigration[] = [foundation, sessions, writes, oauth];
+const migrations: AnchorageMigration[] = [foundation, sessions, writes, oauth, counters];
 
 /** Applies the pending migrations; returns their names. */
 export async function migrate(db: Db): Promise<string[]> {

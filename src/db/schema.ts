@@ -146,6 +146,24 @@ export interface IdempotencyKeysTable {
   created_at: Timestamp;
 }
 
+/** Rows per site, UTC day and key, kept with every write: totals and stats sum these. */
+export interface BacklinkDayCountsTable {
+  site_id: number;
+  /** `YYYY-MM-DD` of `acquired_at`, or '' when there is none. */
+  day: string;
+  category: BacklinkCategory;
+  n: number;
+}
+
+export interface ArticleDayCountsTable {
+  site_id: number;
+  /** `YYYY-MM-DD` of `published_at`, or '' when there is none. */
+  day: string;
+  /** '' when the article has no status. */
+  status: ArticleStatus | '';
+  n: number;
+}
+
 export interface MediaTable {
   key: string;
   content_type: string;
@@ -166,6 +184,8 @@ export interface Database {
   edit_counts: EditCountsTable;
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
+  backlink_day_counts: BacklinkDayCountsTable;
+  article_day_counts: ArticleDayCountsTable;
   oauth_clients: OAuthClientsTable;
   oauth_codes: OAuthCodesTable;
   oauth_grants: OAuthGrantsTable;

@@ -5,7 +5,8 @@ import type { ProtectedLink } from '../core/errors.js';
 import type { ArticleStatus } from '../core/values.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
-import { type DayFilters, type Page, type PageRequest, paginate, withinDays } from './pagination.js';
+import type { CountersService } from './counters.js';
+import { type DayFilters, type Page, type PageRequest, paginateByDay, withinDays } from './pagination.js';
 import { readsEveryAccount, type SitesService } from './sites.js';
 
 
@@ -73,17 +74,15 @@ export class ArticlesService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sites: SitesService,
+    private readonly counters: CountersService,
   ) {}
 
   async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
     await this.sites.visible(actor, siteId);
     let query = withinDays(this.db.selectFrom('articles').where('site_id', '=', siteId), 'published_at', filters);
     if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-    const ordered = query
-      .select(listColumns)
-      .orderBy('published_at', (ob) => ob.desc().nullsLast())
-      .orderBy('id', 'desc');
-    return paginate(ordered, query, filters, toArticle);
+    const days = await this.counters.days('article_day_counts', siteId, filters, filters.status);
+    return paginateByDay(query.select(listColumns), 'published_at', days, filters, toArticle);
   }
 
   async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {

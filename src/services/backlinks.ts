@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { BacklinkRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
-import { type DayFilters, type Page, type PageRequest, paginate, withinDays } from './pagination.js';
+import type { CountersService } from './counters.js';
+import { type DayFilters, type Page, type PageRequest, paginateByDay, withinDays } from './pagination.js';
 import type { SitesService } from './sites.js';
 
 export type Backlink = Omit<BacklinkRow, 'site_id' | 'account_id'>;
@@ -24,15 +25,13 @@ export class BacklinksService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sites: SitesService,
+    private readonly counters: CountersService,
   ) {}
 
   async list(actor: Actor, siteId: number, filters: BacklinkFilters): Promise<Page<Backlink>> {
     await this.sites.visible(actor, siteId);
     const query = withinDays(this.db.selectFrom('backlinks').where('site_id', '=', siteId), 'acquired_at', filters);
-    const ordered = query
-      .select(columns)
-      .orderBy('acquired_at', (ob) => ob.desc().nullsLast())
-      .orderBy('id', 'desc');
-    return paginate(ordered, query, filters, (row) => row);
+    const days = await this.counters.days('backlink_day_counts', siteId, filters);
+    return paginateByDay(query.select(columns), 'acquired_at', days, filters, (row) => row);
   }
 }

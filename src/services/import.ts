@@ -4,6 +4,7 @@ import { sanitizeTrusted, wordCount } from '../core/html.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Database } from '../db/schema.js';
+import { DayCountChanges } from './counters.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
 
 const timestamp = z.iso.datetime({ offset: false, precision: 0 });
@@ -197,6 +198,11 @@ export class ImportService {
           .execute()
       ).map((r) => r.id),
     );
+    // The day counters change in this same transaction: totals and stats never see half an import.
+    const counts = new DayCountChanges();
+    for (const article of articles) counts.addArticle(article);
+    for (const b of site.backlinks) counts.addBacklink({ site_id: siteId, acquired_at: b.acquired_at ?? null, category: b.category });
+    await counts.saveIn(trx);
     return { id: siteId, article_ids: articleIds, backlink_ids: backlinkIds };
   }
 }

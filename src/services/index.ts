@@ -5,6 +5,7 @@ import { ActivityLog } from './activity.js';
 import { ArticleWritesService } from './article-writes.js';
 import { ArticlesService } from './articles.js';
 import { BacklinksService } from './backlinks.js';
+import { CountersService } from './counters.js';
 import { DemoService } from './demo.js';
 import { EditAllowance } from './edit-allowance.js';
 import { FeaturedImagesService } from './featured-images.js';
@@ -36,6 +37,7 @@ export function createServices(deps: ServiceDeps) {
   const { db, clock } = deps;
   const kysely = db.kysely;
   const sites = new SitesService(kysely);
+  const counters = new CountersService(kysely, db.dialect);
   const users = new UsersService(kysely, clock);
   const keys = new KeysService(kysely, clock);
   const importer = new ImportService(kysely, clock);
@@ -57,9 +59,10 @@ export function createServices(deps: ServiceDeps) {
     db,
     clock,
     sites,
-    articles: new ArticlesService(kysely, sites),
-    backlinks: new BacklinksService(kysely, sites),
-    stats: new StatsService(kysely, sites, clock),
+    articles: new ArticlesService(kysely, sites, counters),
+    backlinks: new BacklinksService(kysely, sites, counters),
+    stats: new StatsService(sites, counters, clock),
+    counters,
     users,
     keys,
     importer,

@@ -1,10 +1,7 @@
-import type { Kysely } from 'kysely';
 import { type PeriodRequest, resolvePeriod } from '../core/periods.js';
 import type { Clock } from '../core/time.js';
-import { dayRangeBounds } from '../core/time.js';
-import type { BacklinkCategory } from '../core/values.js';
-import type { Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
+import type { CountersService } from './counters.js';
 import type { SitesService } from './sites.js';
 
 export interface Stats {
@@ -19,8 +16,8 @@ export interface Stats {
 
 export class StatsService {
   constructor(
-    private readonly db: Kysely<Database>,
     private readonly sites: SitesService,
+    private readonly counters: CountersService,
     private readonly clock: Clock,
   ) {}
 
@@ -30,40 +27,20 @@ export class StatsService {
     return this.forRange(siteId, range.from, range.to);
   }
 
-  /** Counts for inclusive days `from`..`to`; the UI's monthly series uses it too. */
+  /** Counts for inclusive days `from`..`to`, summed over the day counters; the UI's monthly series uses it too. */
   async forRange(siteId: number, from: string, to: string): Promise<Stats> {
-    const { start, end } = dayRangeBounds(from, to);
-    // One count per category: each is a range scan of the (site_id, category, acquired_at) index.
-    const backlinksIn = (category: BacklinkCategory) =>
-      this.db
-        .selectFrom('backlinks')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('site_id', '=', siteId)
-        .where('category', '=', category)
-        .where('acquired_at', '>=', start)
-        .where('acquired_at', '<', end)
-        .executeTakeFirstOrThrow()
-        .then((row) => Number(row.n));
-    const [articles, industry, local] = await Promise.all([
-      this.db
-        .selectFrom('articles')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('site_id', '=', siteId)
-        .where('status', '=', 'published')
-        .where('published_at', '>=', start)
-        .where('published_at', '<', end)
-        .executeTakeFirstOrThrow(),
-      backlinksIn('industry'),
-      backlinksIn('local'),
+    const [articles, backlinks] = await Promise.all([
+      this.counters.articlesWithStatus(siteId, 'published', from, to),
+      this.counters.backlinksByCategory(siteId, from, to),
     ]);
     return {
       site_id: siteId,
       from,
       to,
-      articles_published: Number(articles.n),
-      backlinks_acquired: industry + local,
-      backlinks_industry: industry,
-      backlinks_local: local,
+      articles_published: articles,
+      backlinks_acquired: backlinks.industry + backlinks.local,
+      backlinks_industry: backlinks.industry,
+      backlinks_local: backlinks.local,
     };
   }
 }
