@@ -172,7 +172,10 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
     const connection = `mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`;
     const limit = await services.requestLimiter.consume(connection);
     setLimitHeaders(reply, limit);
-    if (!limit.allowed) return refuse(request, reply, rateLimited(limit), actor);
+    // A tool call over the limit gets its refusal as the tool's error result, which a model can read.
+    const overLimit = limit.allowed ? undefined : rateLimited(limit);
+    if (overLimit && (request.method !== 'POST' || calledTool(request.body) === null)) return refuse(request, reply, overLimit, actor);
+    if (overLimit?.retryAfter !== undefined) reply.header('retry-after', overLimit.retryAfter);
     if (request.method !== 'POST') {
       // Stateless: no standalone SSE stream and no session to delete.
       return reply
@@ -185,6 +188,7 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
       actor,
       services,
       tools: options.tools,
+      refusal: overLimit,
       request: { id: request.id, clientIp: request.ip, userAgent: request.headers['user-agent'] ?? null },
       onAllowance: (state) => setLimitHeaders(reply, state, 'edits', 86_400),
       onInternalError: (error) => request.log.error({ err: error }, 'mcp tool failed'),
@@ -205,8 +209,8 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
     const response = (await isLegacyRequest(webRequest, parsedBody))
       ? await serveLegacy(call, webRequest, parsedBody, authInfo)
       : await modern.fetch(webRequest, { parsedBody, authInfo });
-    // Tool calls are logged by the tool pipeline; every other call (discovery, tools/list…) here.
-    if (info.tool === null) {
+    // Calls of our tools are logged by the tool pipeline; every other call (discovery, tools/list, an unknown tool…) here.
+    if (info.operation === null) {
       services.activity.record({
         actor,
         channel: 'mcp',

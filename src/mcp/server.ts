@@ -1,7 +1,6 @@
-import { type CallToolResult, McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { AppError, validationFailed } from '../core/errors.js';
-import { fieldsOf } from '../http/errors.js';
+import { AppError } from '../core/errors.js';
 import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
@@ -12,31 +11,45 @@ const instructions =
   'Anchorage keeps the search-optimised articles and acquired backlinks of the signed-in account’s websites. ' +
   'Start with list_sites to learn the site ids; list_articles, list_backlinks and get_stats take a site_id, get_article an article_id. ' +
   'Article bodies contain protected links (data-service-protected) that every edit must keep exactly. ' +
-  'Errors come back as results with isError and a JSON body whose `error` names the problem.';
+  'Errors come back as results with isError and a JSON body whose `error` names the problem; an argument a tool does not take is refused (validation_failed names it). ' +
+  'A read-only connection is offered the reading tools only.';
 
 /** What every tool call of one HTTP request shares, for its activity record. */
 export interface McpCall {
   actor: Actor;
   services: Services;
   tools: readonly ToolDefinition[];
+  /** Set when the request was over the connection's limit: every tool call answers with it. */
+  refusal?: AppError;
   request: Pick<RequestInfo, 'id' | 'clientIp' | 'userAgent'>;
   /** A write's daily edit allowance afterwards, for the response headers as over REST. */
   onAllowance(state: LimitState): void;
   onInternalError(error: unknown): void;
 }
 
-/**
- * Advertises the tool's JSON Schema but lets every argument through: the tool validates with
- * zod itself, so a bad argument is a `validation_failed` Error body as over REST, not SDK text.
- */
-const advertised = (schema: z.ZodObject): StandardSchemaWithJSON => ({
-  '~standard': {
-    version: 1,
-    vendor: 'anchorage',
-    validate: (value: unknown) => ({ value }),
-    jsonSchema: schema['~standard'].jsonSchema,
-  },
-});
+/** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
+  const json: Record<string, unknown> = z.toJSONSchema(schema, { target: 'draft-2020-12', io });
+  return { ...json, type: 'object' };
+}
+
+/** What tools/list says of a tool: computed once, the declarations never change. */
+const listings = new Map<ToolDefinition, Tool>();
+function listingOf(tool: ToolDefinition): Tool {
+  let listing = listings.get(tool);
+  if (!listing) {
+    listing = {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: jsonSchemaOf(tool.input, 'input'),
+      outputSchema: jsonSchemaOf(tool.output, 'output'),
+      annotations: { title: tool.title, ...tool.annotations },
+    };
+    listings.set(tool, listing);
+  }
+  return listing;
+}
 
 const textOf = (body: unknown): CallToolResult['content'] => [{ type: 'text', text: JSON.stringify(body) }];
 
@@ -54,9 +67,8 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   let result: CallToolResult;
   let outcome: { status: number; error: string | null };
   try {
-    const input = tool.input.safeParse(args ?? {});
-    if (!input.success) throw validationFailed(fieldsOf(input.error.issues));
-    const { body, allowance } = await runTool(tool, input.data, { actor, services: call.services, preconditions: {} });
+    if (call.refusal) throw call.refusal;
+    const { body, allowance } = await runTool(tool, args, { actor, services: call.services, preconditions: {} });
     if (allowance) call.onAllowance(allowance);
     // The REST twin serialises through the output schema; so do we, field for field.
     const structured = z.encode(tool.output, body) as Record<string, unknown>;
@@ -66,8 +78,8 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
     if (!(error instanceof AppError)) call.onInternalError(error);
     const appError =
       error instanceof AppError ? error : new AppError('internal_error', 'Something went wrong on our side; try again later.');
-    const body = appError.toBody();
-    result = { isError: true, structuredContent: { ...body }, content: textOf(body) };
+    // No structuredContent: clients check it against the success outputSchema, errors included (1.x SDK).
+    result = { isError: true, content: textOf(appError.toBody()) };
     outcome = { status: appError.status, error: appError.code };
   }
   // A write stores its record with the change; everything else is logged here.
@@ -75,21 +87,19 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   return result;
 }
 
-/** One MCP server per HTTP request (stateless): every tool of the operation list, for one actor. */
-export function buildMcpServer(call: McpCall): McpServer {
-  const server = new McpServer({ name: 'anchorage', title: 'Anchorage', version: '1.0.0' }, { instructions });
-  for (const tool of call.tools) {
-    server.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: advertised(tool.input),
-        outputSchema: tool.output as z.ZodObject,
-        annotations: { title: tool.title, ...tool.annotations },
-      },
-      (args: unknown) => callTool(tool, args, call),
-    );
-  }
+/**
+ * One MCP server per HTTP request (stateless), for one actor. It lists the tools the connection
+ * may use; a tool it may not use is still answered, with the Error body of the permissions step.
+ * (McpServer would answer an unlisted tool with a protocol error, hence the low-level server.)
+ */
+export function buildMcpServer(call: McpCall): Server {
+  const server = new Server({ name: 'anchorage', title: 'Anchorage', version: '1.0.0' }, { capabilities: { tools: {} }, instructions });
+  const offered = call.tools.filter((tool) => call.actor.scopes.includes(tool.scope));
+  server.setRequestHandler('tools/list', () => ({ tools: offered.map(listingOf) }));
+  server.setRequestHandler('tools/call', (request) => {
+    const tool = call.tools.find((t) => t.name === request.params.name);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
+    return callTool(tool, request.params.arguments, call);
+  });
   return server;
 }

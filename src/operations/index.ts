@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { readOperations } from './read.js';
 import { runOperation } from './run.js';
 import { writeOperations, writeTools } from './writes.js';
@@ -6,10 +7,15 @@ import type { Operation, ToolDefinition } from './types.js';
 /** Every public operation; REST, OpenAPI and MCP are generated from this list. */
 export const operations: readonly Operation[] = [...readOperations, ...writeOperations];
 
-/** The MCP tool of an operation: the same input, output, scope and pipeline. */
+/** The MCP tool of an operation: the same input (less REST-only fields, strict), output, scope and pipeline. */
 const toolOf = (operation: Operation & { tool: NonNullable<Operation['tool']> }): ToolDefinition => ({
-  ...operation.tool,
-  input: operation.input,
+  name: operation.tool.name,
+  title: operation.tool.title,
+  description: operation.tool.description,
+  annotations: operation.tool.annotations,
+  input: z.strictObject(
+    Object.fromEntries(Object.entries(operation.input.shape).filter(([field]) => !(operation.tool.restOnly ?? []).includes(field))),
+  ),
   output: operation.output,
   scope: operation.scope,
   operation: operation.name,

@@ -30,6 +30,8 @@ export const listSites = defineOperation({
     title: 'List websites',
     description: `Lists the websites of the signed-in account (id, name, website_url, language, country, geographic_scope, industry), ordered by id. Use a site's id with list_articles, list_backlinks and get_stats. ${pagingNote}`,
     annotations: readOnly,
+    // A connection sees its own account only, even for staff: the staff filters are not offered.
+    restOnly: ['account', 'website'],
   },
   input: z.object({
     account: z.string().min(1).optional().describe('Admin keys only: a customer user id or e-mail.'),

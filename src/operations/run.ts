@@ -1,4 +1,5 @@
-import { AppError } from '../core/errors.js';
+import type { z } from 'zod';
+import { AppError, validationFailed } from '../core/errors.js';
 import type { Actor, Scope } from '../services/actor.js';
 import type { Operation, OperationContext, OperationResult, ToolDefinition } from './types.js';
 
@@ -21,12 +22,27 @@ export async function runOperation(
   return operation.handler(input, ctx);
 }
 
-/** The same pipeline for an MCP tool. */
-export async function runTool(
-  tool: ToolDefinition,
-  input: Record<string, unknown>,
-  ctx: OperationContext,
-): Promise<OperationResult<unknown>> {
+/**
+ * An argument problem as a `validation_failed` field: an argument the tool does not take is
+ * named as a field of its own.
+ */
+function argumentFields(issues: readonly z.core.$ZodIssue[]): Record<string, string[]> {
+  const fields: Record<string, string[]> = {};
+  const add = (path: readonly PropertyKey[], message: string) => (fields[path.map(String).join('.') || '(arguments)'] ??= []).push(message);
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key], 'This tool does not take this argument.');
+    else add(issue.path, issue.message);
+  }
+  return fields;
+}
+
+/**
+ * The same pipeline for an MCP tool: permissions first (a tool the connection may not use is not
+ * even listed), then the arguments against the tool's strict input, then the handler.
+ */
+export async function runTool(tool: ToolDefinition, args: unknown, ctx: OperationContext): Promise<OperationResult<unknown>> {
   checkScope(tool.scope, ctx.actor);
-  return tool.run(input, ctx);
+  const input = tool.input.safeParse(args ?? {});
+  if (!input.success) throw validationFailed(argumentFields(input.error.issues));
+  return tool.run(input.data, ctx);
 }

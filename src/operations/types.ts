@@ -57,6 +57,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
     /** Written for a model: what it does, its limits, what its errors mean. */
     description: string;
     annotations: ToolAnnotations;
+    /** Input fields REST offers but no MCP connection may use (the staff filters): left out of the tool. */
+    restOnly?: (keyof z.infer<Input> & string)[];
   };
   /** Every input field, flat: path id, query and body together (the MCP tool's input). */
   input: Input;
@@ -77,8 +79,10 @@ export interface ToolDefinition {
   title: string;
   description: string;
   annotations: ToolAnnotations;
+  /** Strict: an argument the tool does not take is refused, never ignored. */
   input: z.ZodObject;
   output: z.ZodType;
+  /** A connection without this scope is not offered the tool, and is refused if it calls it anyway. */
   scope: Scope;
   /** The operation name recorded in the activity log. */
   operation: string;

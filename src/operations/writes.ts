@@ -20,8 +20,9 @@ const title = text(255, 'New title, at most 255 characters.');
 const reason = text(2000, 'Why the change is made, kept with the revision; at most 2000 characters.');
 const metaDescription = text(500, 'New meta description, at most 500 characters.');
 
+// Strict, like every write body: a key the item does not take is refused, not ignored.
 const replacement = z
-  .object({
+  .strictObject({
     find: z.string().min(1).describe('Exact text to find in the body as GET returns it (case-sensitive).'),
     replace: z.string().optional().describe('Replacement text; defaults to "".'),
     all: z.boolean().optional().describe('Replace every occurrence (at least one) instead of exactly one.'),
@@ -49,7 +50,8 @@ const writeOutput = z
   })
   .meta({ id: 'ArticleWrite' });
 
-const write = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+/** Both write tools overwrite what was there (the body, the image); revisions keep the old state. */
+const write = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
 
 const rules =
   'The body is sanitised (scripts, iframes, event handlers and javascript: links are removed; meta.sanitized lists what was). Every protected link (data-service-protected) must stay exactly as it is, or the edit is refused with protected_links_violation (422) listing them. Each change is stored as a revision; a change that changes nothing saves nothing. Counts against 200 article writes per day per account (edit_limit_exceeded, 429).';
@@ -151,7 +153,7 @@ export const updateArticleTool: ToolDefinition = {
   title: 'Edit an article',
   description: `Edits one article. Either send body (the complete new HTML, optionally with title) to replace the whole body, or send any of title, meta_description and replacements for small edits — not body together with meta_description or replacements. Prefer replacements for small changes: read the article with get_article first; each find must match the body exactly once (or at least once with all: true), else replacement_failed lists every failing item with its match count and nothing is saved. ${rules} dry_run: true checks everything and returns the would-be article without saving. Errors: not_found, insufficient_scope (read-only connection), validation_failed (see fields), protected_links_violation, replacement_failed, rate_limited, edit_limit_exceeded.`,
   annotations: write,
-  input: z.object({
+  input: z.strictObject({
     article_id: articleId,
     body: z.string().optional().describe('The complete new article HTML (full replace).'),
     title: title.optional(),
@@ -166,6 +168,9 @@ export const updateArticleTool: ToolDefinition = {
   run: ({ body, dry_run, ...rest }, ctx) => {
     const { meta_description, replacements: edits } = rest as { meta_description?: string; replacements?: unknown[] };
     const dryRun = dry_run === true ? 'true' : undefined;
+    if (body === undefined && rest.title === undefined && meta_description === undefined && edits === undefined) {
+      throw validationFailed({ '(arguments)': ['Give body (full replace), or any of title, meta_description, replacements.'] });
+    }
     if (body === undefined) return runOperation(editArticle, { ...rest, dry_run: dryRun }, ctx);
     if (meta_description !== undefined || edits !== undefined) {
       throw validationFailed({ body: ['Send body alone (full replace) or meta_description/replacements (small edits), not both.'] });
@@ -180,11 +185,12 @@ export const replaceFeaturedImageTool: ToolDefinition = {
   title: 'Replace the featured image',
   description:
     'Sets an article’s featured image, creating a revision. Send either url (an absolute http/https image URL, stored and never fetched) or image_base64 with filename (a JPEG, PNG, WebP, GIF or AVIF image, recognised by its content, at most 10 MiB and 40 megapixels; it is stored and served by the service). Errors: not_found, insufficient_scope, validation_failed, unsupported_image, image_too_large (limit in bytes), rate_limited, edit_limit_exceeded.',
+  // Sending the same image again changes nothing: uploads are stored under their content hash.
   annotations: { ...write, idempotentHint: true },
-  input: z.object({
+  input: z.strictObject({
     article_id: articleId,
     url: imageUrl.optional(),
-    image_base64: z.string().optional().describe('The image file, base64-encoded.'),
+    image_base64: z.base64().optional().describe('The image file, base64-encoded.'),
     filename: z.string().optional().describe('The image file name (informative; the type is read from the content).'),
     reason: reason.optional(),
   }),
@@ -192,12 +198,17 @@ export const replaceFeaturedImageTool: ToolDefinition = {
   scope: 'write',
   operation: 'replaceFeaturedImage',
   run: async (input, ctx) => {
-    const { article_id, url, image_base64, reason: why } = input as {
+    const { article_id, url, image_base64, filename, reason: why } = input as {
       article_id: number;
       url?: string;
       image_base64?: string;
+      filename?: string;
       reason?: string;
     };
+    if ((url === undefined) === (image_base64 === undefined)) {
+      throw validationFailed({ url: ['Send exactly one of url or image_base64.'], image_base64: ['Send exactly one of url or image_base64.'] });
+    }
+    if (filename !== undefined && image_base64 === undefined) throw validationFailed({ filename: ['Only with image_base64.'] });
     const image = image_base64 === undefined ? undefined : Buffer.from(image_base64, 'base64');
     const result = await ctx.services.featuredImages.replace(ctx.actor, article_id, { url, image, reason: why });
     return { body: { data: toArticle(result.article) }, etag: result.etag, allowance: result.allowance };

@@ -49,9 +49,10 @@ const callTool = (token: string, name: string, args: Record<string, unknown>) =>
 /** The Error body of a tools/call that came back as a tool error. */
 async function toolError(response: Response): Promise<Record<string, unknown>> {
   expect(response.status).toBe(200);
-  const { result } = (await response.json()) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } };
+  const { result } = (await response.json()) as { result: { isError?: boolean; structuredContent?: unknown; content: { text: string }[] } };
   expect(result.isError).toBe(true);
-  return result.structuredContent;
+  expect(result.structuredContent).toBeUndefined();
+  return JSON.parse(result.content[0]!.text) as Record<string, unknown>;
 }
 
 const exchange = (grant: { client: { clientId: string; redirectUri: string } }, code: string, verifier: string, extra: Record<string, string> = {}) =>
@@ -389,16 +390,21 @@ describe('the MCP endpoint over HTTP', () => {
     expect(first.headers.get('x-ratelimit-remaining')).toBe('59');
     expect(first.headers.get('ratelimit-policy')).toBe('"default";q=60;w=60');
     for (let i = 0; i < 59; i++) await rawMcp(base, token);
-    const limited = await rawMcp(base, token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_sites', arguments: {} } });
-    expect(limited.status).toBe(429);
+    // Any other request over the limit is a 429; a tool call gets the refusal as its error result.
+    const listing = await rawMcp(base, token);
+    expect(listing.status).toBe(429);
+    expect(await listing.json()).toMatchObject({ error: 'rate_limited', limit: 60 });
+    const limited = await callTool(token, 'list_sites', {});
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(await limited.json()).toMatchObject({ error: 'rate_limited', limit: 60 });
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(await toolError(limited)).toMatchObject({ error: 'rate_limited', limit: 60 });
     await harness.services.activity.flush();
     const logged = await harness.services.db.kysely
       .selectFrom('activity_log')
       .selectAll()
       .where('channel', '=', 'mcp')
       .where('error', '=', 'rate_limited')
+      .where('tool', '=', 'list_sites')
       .executeTakeFirstOrThrow();
     expect(logged).toMatchObject({ status: 429, tool: 'list_sites', operation: 'listSites' });
   });
@@ -473,7 +479,7 @@ describe('a client connected to the official SDK with a read-only grant', () => 
     const { client } = await connectWithOAuth(base, customer.email, { mode: 'auto' }, { access: 'read' });
     const result = await client.callTool({ name: 'update_article', arguments: { article_id: site.articleIds[0]!, title: 'x' } });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ error: 'insufficient_scope' });
+    expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({ error: 'insufficient_scope' });
     await client.close();
   });
 });
