@@ -1,8 +1,9 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { UnauthorizedError as UnauthorizedErrorV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import sharp from 'sharp';
 import { randomBytes } from 'node:crypto';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
@@ -18,7 +19,7 @@ import {
   setEditCount,
   snapshot,
 } from '../helpers/write-fixtures.js';
-import { CookieJar, manualGrant } from './oauth-client.js';
+import { authorizeInBrowser, CookieJar, manualGrant, TestOAuthProvider } from './oauth-client.js';
 
 /**
  * Every tool and every error path of the agent interface, through each generation of the official
@@ -469,5 +470,26 @@ describe.each(generations)(`MCP tools through the $name (${dialectName})`, ({ co
   it('refuses a tool that does not exist as a protocol error (the client throws)', async () => {
     const { client } = await connected();
     await expect(client.callTool({ name: 'delete_article', arguments: { article_id: articleId } })).rejects.toThrow(/delete_article/);
+  });
+});
+
+describe(`the 1.x client signing in by itself (${dialectName})`, () => {
+  it('discovers, registers, sends the user to sign in and Allow, exchanges the code, and connects', async () => {
+    const customer = await createCustomer(harness.services);
+    const provider = new TestOAuthProvider('http://127.0.0.1:8976/callback', 'Assistant with the 1.x SDK');
+    const first = new TransportV1(mcpUrl, { authProvider: provider });
+    await expect(new ClientV1(clientInfo).connect(first)).rejects.toBeInstanceOf(UnauthorizedErrorV1);
+    const { consent, callback } = await authorizeInBrowser(base, provider.lastAuthorizationUrl!, customer.email, { access: 'read' });
+    expect(consent).toContain('Assistant with the 1.x SDK');
+    expect(callback.searchParams.get('state')).toBe(provider.lastState);
+    await first.finishAuth(callback.searchParams.get('code')!);
+    expect(provider.tokens()).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), scope: 'articles:read' });
+
+    const client = new ClientV1(clientInfo);
+    await client.connect(new TransportV1(mcpUrl, { authProvider: provider }));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(readTools);
+    const result = (await client.callTool({ name: 'update_article', arguments: { article_id: 1, title: 'x' } })) as ToolResult;
+    expect(errorBody(result, 'read-only')).toMatchObject({ error: 'insufficient_scope' });
+    await client.close();
   });
 });
