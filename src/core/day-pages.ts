@@ -1,35 +1,107 @@
 /**
- * Deep pages without scanning: a list ordered by a timestamp (newest first, rows without one
- * last) is a sequence of UTC days, and per-day counts say which day holds any offset, so a page
- * can seek to that day by index and skip only rows within it.
+ * Counts and deep pages without scanning rows. A list ordered by a timestamp (newest first, rows
+ * without one last) is a sequence of UTC days, grouped in months; per-day and per-month counts
+ * give its total and say which day holds any offset, so a page can seek to that day by index
+ * and skip only rows within it.
  */
 
-/** The day rows without a timestamp are counted under; it sorts after every real day. */
+/** The day (and month) rows without a timestamp are counted under; it sorts after every real one. */
 export const undatedDay = '';
 
-/** How many rows of a list fall on one UTC day (`YYYY-MM-DD`, or `undatedDay`). */
-export interface DayCount {
-  day: string;
+/**
+ * How many rows of a list fall in one span: a UTC day `YYYY-MM-DD`, a UTC month `YYYY-MM`, or
+ * `undatedDay`. Spans of one list never overlap, so their keys sort in the list's order.
+ */
+export interface SpanCount {
+  span: string;
   n: number;
 }
 
-/** Where the row at a list offset is: its day, and how many rows of that day come before it. */
-export interface DayOffset {
-  day: string;
-  withinDay: number;
+/** Where the row at a list offset is: its span, and how many rows of that span come before it. */
+export interface SpanOffset {
+  span: string;
+  within: number;
 }
 
-export const totalOf = (counts: readonly DayCount[]): number => counts.reduce((sum, { n }) => sum + n, 0);
+export const isMonth = (span: string): boolean => span.length === 7;
+
+export const totalOf = (counts: readonly SpanCount[]): number => counts.reduce((sum, { n }) => sum + n, 0);
+
+/** Spans newest first, `undatedDay` last: the order of the list. */
+export const inListOrder = (counts: readonly SpanCount[]): SpanCount[] =>
+  [...counts].sort((a, b) => (a.span < b.span ? 1 : a.span > b.span ? -1 : 0));
 
 /**
- * The day holding the row at `offset` (0-based) of a list whose per-day counts are `counts`, in
- * the list's order; undefined when the list has no row at that offset.
+ * The span holding the row at `offset` (0-based) of a list whose counts are `counts`, in the
+ * list's order; undefined when the list has no row at that offset.
  */
-export function dayHolding(counts: readonly DayCount[], offset: number): DayOffset | undefined {
+export function spanHolding(counts: readonly SpanCount[], offset: number): SpanOffset | undefined {
   let before = 0;
-  for (const { day, n } of counts) {
-    if (offset < before + n) return { day, withinDay: offset - before };
+  for (const { span, n } of counts) {
+    if (offset < before + n) return { span, within: offset - before };
     before += n;
   }
   return undefined;
+}
+
+/** Inclusive UTC days `YYYY-MM-DD` (valid calendar days); either bound may be absent. */
+export interface DayBounds {
+  from?: string;
+  to?: string;
+}
+
+/** Inclusive ranges of whole months and of single days that together cover some `DayBounds`. */
+export interface SplitBounds {
+  /** Whole months `YYYY-MM`, inclusive, either side open; absent when no month is whole. */
+  months?: { from?: string; to?: string };
+  /** Days of the months that are only partly inside, as inclusive `from`..`to` ranges. */
+  days: { from: string; to: string }[];
+  /** Whether rows without a timestamp belong: only when no bound is given. */
+  undated: boolean;
+}
+
+const monthOf = (day: string): string => day.slice(0, 7);
+
+function lastDayOf(month: string): string {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  return `${month}-${String(new Date(Date.UTC(year, index, 0)).getUTCDate()).padStart(2, '0')}`;
+}
+
+function monthAfter(month: string): string {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  return index === 12 ? `${String(year + 1).padStart(4, '0')}-01` : `${month.slice(0, 5)}${String(index + 1).padStart(2, '0')}`;
+}
+
+function monthBefore(month: string): string {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  return index === 1 ? `${String(year - 1).padStart(4, '0')}-12` : `${month.slice(0, 5)}${String(index - 1).padStart(2, '0')}`;
+}
+
+/**
+ * Splits inclusive day bounds into whole months (read from month counters) and the days of the
+ * partial months at either end (read from day counters), so a sum over any range reads at most
+ * about sixty day counters however long the range is.
+ */
+export function splitBounds({ from, to }: DayBounds): SplitBounds {
+  const undated = from === undefined && to === undefined;
+  if (from !== undefined && to !== undefined && monthOf(from) === monthOf(to)) {
+    const whole = from.endsWith('-01') && to === lastDayOf(monthOf(to));
+    return whole ? { months: { from: monthOf(from), to: monthOf(to) }, days: [], undated } : { days: [{ from, to }], undated };
+  }
+  const days: { from: string; to: string }[] = [];
+  let firstMonth: string | undefined;
+  let lastMonth: string | undefined;
+  if (from !== undefined) {
+    firstMonth = from.endsWith('-01') ? monthOf(from) : monthAfter(monthOf(from));
+    if (!from.endsWith('-01')) days.push({ from, to: lastDayOf(monthOf(from)) });
+  }
+  if (to !== undefined) {
+    const whole = to === lastDayOf(monthOf(to));
+    lastMonth = whole ? monthOf(to) : monthBefore(monthOf(to));
+    if (!whole) days.push({ from: `${monthOf(to)}-01`, to });
+  }
+  // After December 9999 there is no month (`monthAfter` gives a five-digit year).
+  const none =
+    (firstMonth !== undefined && !isMonth(firstMonth)) || (firstMonth !== undefined && lastMonth !== undefined && firstMonth > lastMonth);
+  return { ...(none ? {} : { months: { from: firstMonth, to: lastMonth } }), days, undated };
 }

@@ -28,15 +28,3 @@ export function parseDay(value: string): Date | undefined {
 export function addDays(date: Date, days: number): Date {
   return new Date(date.getTime() + days * 86_400_000);
 }
-
-/** The `YYYY-MM-DD` after a calendar day. */
-export function dayAfter(day: string): string {
-  const date = parseDay(day);
-  if (!date) throw new RangeError(`not a day: ${day}`);
-  return toDay(addDays(date, 1));
-}
-
-/** Half-open timestamp bounds `[start, end)` covering the inclusive days `from`..`to`. */
-export function dayRangeBounds(from: string, to: string): { start: string; end: string } {
-  return { start: `${from}T00:00:00Z`, end: `${dayAfter(to)}T00:00:00Z` };
-}

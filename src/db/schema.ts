@@ -155,10 +155,27 @@ export interface BacklinkDayCountsTable {
   n: number;
 }
 
+export interface BacklinkMonthCountsTable {
+  site_id: number;
+  /** `YYYY-MM` of `acquired_at`, or '' when there is none. */
+  month: string;
+  category: BacklinkCategory;
+  n: number;
+}
+
 export interface ArticleDayCountsTable {
   site_id: number;
   /** `YYYY-MM-DD` of `published_at`, or '' when there is none. */
   day: string;
+  /** '' when the article has no status. */
+  status: ArticleStatus | '';
+  n: number;
+}
+
+export interface ArticleMonthCountsTable {
+  site_id: number;
+  /** `YYYY-MM` of `published_at`, or '' when there is none. */
+  month: string;
   /** '' when the article has no status. */
   status: ArticleStatus | '';
   n: number;
@@ -185,7 +202,9 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   media: MediaTable;
   backlink_day_counts: BacklinkDayCountsTable;
+  backlink_month_counts: BacklinkMonthCountsTable;
   article_day_counts: ArticleDayCountsTable;
+  article_month_counts: ArticleMonthCountsTable;
   oauth_clients: OAuthClientsTable;
   oauth_codes: OAuthCodesTable;
   oauth_grants: OAuthGrantsTable;

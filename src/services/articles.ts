@@ -6,7 +6,7 @@ import type { ArticleStatus } from '../core/values.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { CountersService } from './counters.js';
-import { type DayFilters, type Page, type PageRequest, paginateByDay, withinDays } from './pagination.js';
+import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay } from './pagination.js';
 import { readsEveryAccount, type SitesService } from './sites.js';
 
 
@@ -79,10 +79,11 @@ export class ArticlesService {
 
   async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
     await this.sites.visible(actor, siteId);
-    let query = withinDays(this.db.selectFrom('articles').where('site_id', '=', siteId), 'published_at', filters);
+    const bounds = checkedDayFilters(filters);
+    const counts = await this.counters.list('articles', siteId, bounds, filters.status);
+    let query = this.db.selectFrom('articles').select(listColumns).where('site_id', '=', siteId);
     if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-    const days = await this.counters.days('article_day_counts', siteId, filters, filters.status);
-    return paginateByDay(query.select(listColumns), 'published_at', days, filters, toArticle);
+    return paginateByDay(query, 'published_at', bounds, counts, filters, toArticle);
   }
 
   async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {

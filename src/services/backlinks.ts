@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { BacklinkRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { CountersService } from './counters.js';
-import { type DayFilters, type Page, type PageRequest, paginateByDay, withinDays } from './pagination.js';
+import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay } from './pagination.js';
 import type { SitesService } from './sites.js';
 
 export type Backlink = Omit<BacklinkRow, 'site_id' | 'account_id'>;
@@ -30,8 +30,9 @@ export class BacklinksService {
 
   async list(actor: Actor, siteId: number, filters: BacklinkFilters): Promise<Page<Backlink>> {
     await this.sites.visible(actor, siteId);
-    const query = withinDays(this.db.selectFrom('backlinks').where('site_id', '=', siteId), 'acquired_at', filters);
-    const days = await this.counters.days('backlink_day_counts', siteId, filters);
-    return paginateByDay(query.select(columns), 'acquired_at', days, filters, (row) => row);
+    const bounds = checkedDayFilters(filters);
+    const counts = await this.counters.list('backlinks', siteId, bounds);
+    const query = this.db.selectFrom('backlinks').select(columns).where('site_id', '=', siteId);
+    return paginateByDay(query, 'acquired_at', bounds, counts, filters, (row) => row);
   }
 }

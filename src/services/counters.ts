@@ -1,90 +1,81 @@
-import { type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
-import { type DayCount, undatedDay } from '../core/day-pages.js';
-import { dayAfter } from '../core/time.js';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type DayBounds, inListOrder, type SpanCount, splitBounds, undatedDay } from '../core/day-pages.js';
 import type { ArticleStatus, BacklinkCategory } from '../core/values.js';
 import type { DialectName } from '../db/connect.js';
-import type { ArticleDayCountsTable, BacklinkDayCountsTable, Database } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 
-/** The UTC day a timestamp (ISO-8601 text) falls on, or `undatedDay` when there is none. */
-export const dayOf = (timestamp: string | null): string => (timestamp === null ? undatedDay : timestamp.slice(0, 10));
+/** The rows that are counted, and their counter tables. */
+const counted = {
+  backlinks: { day: 'backlink_day_counts', month: 'backlink_month_counts', timestamp: 'acquired_at', key: 'category' },
+  articles: { day: 'article_day_counts', month: 'article_month_counts', timestamp: 'published_at', key: 'status' },
+} as const;
 
-/** Inclusive UTC days; either bound may be absent. Rows without a timestamp match only when both are. */
-export interface DayBounds {
-  from?: string;
-  to?: string;
-}
+export type Counted = keyof typeof counted;
 
-type CounterTable = 'backlink_day_counts' | 'article_day_counts';
-
-/**
- * Keeps counter rows of the inclusive days `from`..`to`, exactly the rows a list's timestamp
- * filter keeps (see `withinDays`): the undated day only when no bound is given.
- */
-function withinDayBounds<TB extends CounterTable, O>(
-  query: SelectQueryBuilder<Database, TB, O>,
-  { from, to }: DayBounds,
-): SelectQueryBuilder<Database, TB, O> {
-  let filtered = query;
-  if (from !== undefined) filtered = filtered.where(sql.ref('day'), '>=', from);
-  if (to !== undefined) filtered = filtered.where(sql.ref('day'), '<', dayAfter(to)).where(sql.ref('day'), '<>', undatedDay);
-  return filtered;
+/** The rows of one list as counters see them: per span in list order, and one month's days. */
+export interface ListCounts {
+  /** Whole months `YYYY-MM` and days `YYYY-MM-DD` of partial months, newest first, undated last. */
+  spans: SpanCount[];
+  /** The days of a whole month of `spans`, newest first. */
+  daysOf(month: string): Promise<SpanCount[]>;
 }
 
 // Four values a row: well under either database's limit on bound parameters.
 const upsertBatch = 500;
 
+/** `YYYY-MM-DD` (or `YYYY-MM` with `length` 7) of an ISO-8601 timestamp, or '' when there is none. */
+const spanOf = (timestamp: string | null, length: 7 | 10): string => (timestamp === null ? undatedDay : timestamp.slice(0, length));
+
 /**
  * The counter rows one write adds, summed in memory first, so an import of a million rows
- * upserts each (site, day, key) once. Save them in the write's own transaction.
+ * upserts each (site, span, key) once. Save them in the write's own transaction.
  */
 export class DayCountChanges {
-  private readonly backlinks = new Map<string, BacklinkDayCountsTable>();
-  private readonly articles = new Map<string, ArticleDayCountsTable>();
+  private readonly tallies = new Map<string, Map<string, { site_id: number; span: string; key: string; n: number }>>();
 
   addBacklink(row: { site_id: number; acquired_at: string | null; category: BacklinkCategory }): void {
-    const day = dayOf(row.acquired_at);
-    const key = `${row.site_id} ${day} ${row.category}`;
-    const counter = this.backlinks.get(key);
-    if (counter) counter.n += 1;
-    else this.backlinks.set(key, { site_id: row.site_id, day, category: row.category, n: 1 });
+    this.add('backlinks', row.site_id, row.acquired_at, row.category);
   }
 
   addArticle(row: { site_id: number; published_at: string | null; status: ArticleStatus | null }): void {
-    const day = dayOf(row.published_at);
-    const status = row.status ?? '';
-    const key = `${row.site_id} ${day} ${status}`;
-    const counter = this.articles.get(key);
-    if (counter) counter.n += 1;
-    else this.articles.set(key, { site_id: row.site_id, day, status, n: 1 });
+    this.add('articles', row.site_id, row.published_at, row.status ?? '');
+  }
+
+  private add(of: Counted, siteId: number, timestamp: string | null, key: string): void {
+    for (const [table, length] of [
+      [counted[of].day, 10],
+      [counted[of].month, 7],
+    ] as const) {
+      const span = spanOf(timestamp, length);
+      const tally = this.tallies.get(table) ?? new Map();
+      this.tallies.set(table, tally);
+      const id = `${siteId} ${span} ${key}`;
+      const counter = tally.get(id);
+      if (counter) counter.n += 1;
+      else tally.set(id, { site_id: siteId, span, key, n: 1 });
+    }
   }
 
   async saveIn(trx: Transaction<Database>): Promise<void> {
-    const backlinks = [...this.backlinks.values()];
-    for (let i = 0; i < backlinks.length; i += upsertBatch) {
-      await trx
-        .insertInto('backlink_day_counts')
-        .values(backlinks.slice(i, i + upsertBatch))
-        .onConflict((oc) =>
-          oc.columns(['site_id', 'day', 'category']).doUpdateSet((eb) => ({ n: eb('backlink_day_counts.n', '+', eb.ref('excluded.n')) })),
-        )
-        .execute();
-    }
-    const articles = [...this.articles.values()];
-    for (let i = 0; i < articles.length; i += upsertBatch) {
-      await trx
-        .insertInto('article_day_counts')
-        .values(articles.slice(i, i + upsertBatch))
-        .onConflict((oc) =>
-          oc.columns(['site_id', 'day', 'status']).doUpdateSet((eb) => ({ n: eb('article_day_counts.n', '+', eb.ref('excluded.n')) })),
-        )
-        .execute();
+    for (const of of Object.keys(counted) as Counted[]) {
+      for (const spanColumn of ['day', 'month'] as const) {
+        const table = counted[of][spanColumn];
+        const rows = [...(this.tallies.get(table)?.values() ?? [])];
+        const columns = sql`site_id, ${sql.ref(spanColumn)}, ${sql.ref(counted[of].key)}`;
+        for (let i = 0; i < rows.length; i += upsertBatch) {
+          const values = rows.slice(i, i + upsertBatch).map((r) => sql`(${r.site_id}, ${r.span}, ${r.key}, ${r.n})`);
+          await sql`insert into ${sql.table(table)} (${columns}, n) values ${sql.join(values)}
+            on conflict (${columns}) do update set n = ${sql.table(table)}.n + excluded.n`.execute(trx);
+        }
+      }
     }
   }
 }
 
 /**
- * Reads and rebuilds the per-site, per-UTC-day counters of backlinks (by category) and articles
- * (by status). Lists take their totals and deep-page positions from them, stats their counts.
+ * Reads and rebuilds the per-site counters of backlinks (by category) and articles (by status),
+ * by UTC day and by UTC month. Lists take their totals and deep-page positions from them, stats
+ * their counts; a sum over any range reads whole months plus the days of at most two months.
  */
 export class CountersService {
   constructor(
@@ -92,83 +83,96 @@ export class CountersService {
     private readonly dialect: DialectName,
   ) {}
 
+  /** A list's counts for days `bounds` (as the list filters its rows); `key` narrows to one category or status. */
+  async list(of: Counted, siteId: number, bounds: DayBounds, key?: string): Promise<ListCounts> {
+    const spans = await this.sum(of, siteId, bounds, 'span', key);
+    return {
+      spans: inListOrder(spans.map(({ group, n }) => ({ span: group, n }))),
+      daysOf: async (month) =>
+        inListOrder(
+          (await this.sum(of, siteId, { from: `${month}-01`, to: `${month}-31` }, 'span', key, true)).map(({ group, n }) => ({ span: group, n })),
+        ),
+    };
+  }
+
+  /** Rows per category (backlinks) or status (articles) on the inclusive days `from`..`to`. */
+  async byKey(of: Counted, siteId: number, from: string, to: string): Promise<Map<string, number>> {
+    const totals = new Map<string, number>();
+    for (const { group, n } of await this.sum(of, siteId, { from, to }, 'key')) totals.set(group, (totals.get(group) ?? 0) + n);
+    return totals;
+  }
+
   /**
-   * A list's rows per day in list order (newest day first, undated last), for days `from`..`to`
-   * with the same bounds as the list's row filter; `status` narrows the article counters.
+   * Sums counters over `bounds`, grouped by span or by key: whole months from the month table,
+   * the rest from the day table (`daysOnly` reads days even where the month is whole).
    */
-  async days(table: CounterTable, siteId: number, bounds: DayBounds, status?: ArticleStatus): Promise<DayCount[]> {
-    let query = this.db
-      .selectFrom(table)
-      .select(['day', (eb) => eb.fn.sum<number | string>('n').as('n')])
-      .where('site_id', '=', siteId);
-    query = withinDayBounds(query, bounds);
-    if (status !== undefined) query = query.where(sql.ref('status'), '=', status);
-    const rows = await query.groupBy('day').orderBy('day', 'desc').execute();
-    return rows.map((row) => ({ day: row.day, n: Number(row.n) }));
-  }
-
-  /** Backlinks per category acquired on the inclusive days `from`..`to`. */
-  async backlinksByCategory(siteId: number, from: string, to: string): Promise<Record<BacklinkCategory, number>> {
-    const rows = await withinDayBounds(
-      this.db
-        .selectFrom('backlink_day_counts')
-        .select(['category', (eb) => eb.fn.sum<number | string>('n').as('n')])
-        .where('site_id', '=', siteId),
-      { from, to },
-    )
-      .groupBy('category')
-      .execute();
-    const counts: Record<BacklinkCategory, number> = { industry: 0, local: 0 };
-    for (const row of rows) counts[row.category] = Number(row.n);
-    return counts;
-  }
-
-  /** Articles with `status` whose `published_at` falls on the inclusive days `from`..`to`. */
-  async articlesWithStatus(siteId: number, status: ArticleStatus, from: string, to: string): Promise<number> {
-    const row = await withinDayBounds(
-      this.db
-        .selectFrom('article_day_counts')
-        .select((eb) => eb.fn.sum<number | string | null>('n').as('n'))
-        .where('site_id', '=', siteId)
-        .where('status', '=', status),
-      { from, to },
-    ).executeTakeFirstOrThrow();
-    return Number(row.n ?? 0);
+  private async sum(
+    of: Counted,
+    siteId: number,
+    bounds: DayBounds,
+    groupBy: 'span' | 'key',
+    key?: string,
+    daysOnly = false,
+  ): Promise<{ group: string; n: number }[]> {
+    const tables = counted[of];
+    const split = daysOnly ? { days: [{ from: bounds.from!, to: bounds.to! }], undated: false } : splitBounds(bounds);
+    const query = (table: string, spanColumn: 'day' | 'month', conditions: RawBuilder<unknown>[]) => {
+      const span = sql.ref(spanColumn);
+      const group = groupBy === 'span' ? span : sql.ref(tables.key);
+      const where = [sql`site_id = ${siteId}`, ...conditions];
+      if (key !== undefined) where.push(sql`${sql.ref(tables.key)} = ${key}`);
+      return sql<{ group: string; n: number | string }>`select ${group} as ${sql.ref('group')}, sum(n) as n
+        from ${sql.table(table)} where ${sql.join(where, sql` and `)} group by ${group}`.execute(this.db);
+    };
+    const reads = [];
+    if (split.months) {
+      const month = sql.ref('month');
+      const conditions: RawBuilder<unknown>[] = [];
+      if (split.months.from !== undefined) conditions.push(sql`${month} >= ${split.months.from}`);
+      if (split.months.to !== undefined) conditions.push(sql`${month} <= ${split.months.to}`);
+      if (!split.undated) conditions.push(sql`${month} <> ${undatedDay}`);
+      reads.push(query(tables.month, 'month', conditions));
+    }
+    if (split.days.length > 0) {
+      const day = sql.ref('day');
+      const ranges = split.days.map(({ from, to }) => sql`(${day} >= ${from} and ${day} <= ${to})`);
+      reads.push(query(tables.day, 'day', [sql`(${sql.join(ranges, sql` or `)})`]));
+    }
+    const results = await Promise.all(reads);
+    return results.flatMap((result) => result.rows.map((row) => ({ group: row.group, n: Number(row.n) })));
   }
 
   /**
    * Rebuilds every counter from the rows, in one transaction (`anchorage recount`). Writes wait
    * meanwhile (PostgreSQL: a share lock on the tables; SQLite: the single writer).
    */
-  async recount(): Promise<{ backlink_days: number; article_days: number }> {
+  async recount(): Promise<{ backlinks: number; articles: number }> {
     return this.db.transaction().execute(async (trx) => {
       if (this.dialect === 'postgres') await sql`lock table backlinks, articles in share mode`.execute(trx);
-      await trx.deleteFrom('backlink_day_counts').execute();
-      await trx.deleteFrom('article_day_counts').execute();
-      const backlinkDay = sql<string>`coalesce(substr(acquired_at, 1, 10), '')`;
-      const articleDay = sql<string>`coalesce(substr(published_at, 1, 10), '')`;
-      const articleStatus = sql<ArticleStatus | ''>`coalesce(status, '')`;
-      const backlinks = await trx
-        .insertInto('backlink_day_counts')
-        .columns(['site_id', 'day', 'category', 'n'])
-        .expression((eb) =>
-          eb
-            .selectFrom('backlinks')
-            .select(['site_id', backlinkDay.as('day'), 'category', (e) => e.fn.countAll<number>().as('n')])
-            .groupBy(['site_id', backlinkDay, 'category']),
-        )
-        .executeTakeFirst();
-      const articles = await trx
-        .insertInto('article_day_counts')
-        .columns(['site_id', 'day', 'status', 'n'])
-        .expression((eb) =>
-          eb
-            .selectFrom('articles')
-            .select(['site_id', articleDay.as('day'), articleStatus.as('status'), (e) => e.fn.countAll<number>().as('n')])
-            .groupBy(['site_id', articleDay, articleStatus]),
-        )
-        .executeTakeFirst();
-      return { backlink_days: Number(backlinks.numInsertedOrUpdatedRows ?? 0), article_days: Number(articles.numInsertedOrUpdatedRows ?? 0) };
+      for (const of of Object.keys(counted) as Counted[]) {
+        const { timestamp, key } = counted[of];
+        for (const [spanColumn, length] of [
+          ['day', 10],
+          ['month', 7],
+        ] as const) {
+          const table = sql.table(counted[of][spanColumn]);
+          const span = sql`coalesce(substr(${sql.ref(timestamp)}, 1, ${sql.lit(length)}), '')`;
+          const keyValue = sql`coalesce(${sql.ref(key)}, '')`;
+          await sql`delete from ${table}`.execute(trx);
+          await sql`insert into ${table} (site_id, ${sql.ref(spanColumn)}, ${sql.ref(key)}, n)
+            select site_id, ${span}, ${keyValue}, count(*) from ${sql.table(of)} group by site_id, ${span}, ${keyValue}`.execute(trx);
+        }
+      }
+      const [backlinks, articles] = await Promise.all(
+        (['backlinks', 'articles'] as const).map((of) =>
+          trx
+            .selectFrom(of)
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .executeTakeFirstOrThrow()
+            .then((row) => Number(row.n)),
+        ),
+      );
+      return { backlinks: backlinks!, articles: articles! };
     });
   }
 }

@@ -1,8 +1,8 @@
 import type { SelectQueryBuilder } from 'kysely';
-import { type DayCount, type DayOffset, dayHolding, totalOf, undatedDay } from '../core/day-pages.js';
+import { isMonth, type SpanOffset, spanHolding, totalOf, undatedDay } from '../core/day-pages.js';
 import { checkedDayRange } from '../core/periods.js';
-import { dayRangeBounds } from '../core/time.js';
 import type { Database } from '../db/schema.js';
+import type { ListCounts } from './counters.js';
 
 export interface PageRequest {
   page: number;
@@ -52,37 +52,41 @@ function pageOf<T>(data: T[], total: number, request: PageRequest): Page<T> {
 
 /**
  * One page of a list ordered by `column` descending (rows without one last), then by id
- * descending, with the list's rows per UTC day (`days`, from the counters, in list order). The
- * total is their sum; the page seeks by index to the day holding its first row and skips only
- * rows of that day, where `LIMIT/OFFSET` would count and skip every row before it. The result is
- * exactly what `LIMIT/OFFSET` over the ordered rows gives. `query` must carry the list's filters.
+ * descending, from the list's counters: the total is their sum, and the page seeks by index to
+ * the day holding its first row and skips only rows of that day, where `LIMIT/OFFSET` would count
+ * and skip every row before it. The result is exactly what `LIMIT/OFFSET` over the ordered rows
+ * gives. `query` carries the list's other filters; `bounds` its day filter, as counted.
  */
 export async function paginateByDay<TB extends keyof Database, Row, Out>(
   query: SelectQueryBuilder<Database, TB, Row>,
   column: 'published_at' | 'acquired_at',
-  days: readonly DayCount[],
+  bounds: DayFilters,
+  counts: ListCounts,
   request: PageRequest,
   toResource: (row: Row) => Out,
 ): Promise<Page<Out>> {
   // The column exists on the one table each caller queries; Kysely cannot see that through TB.
   const ref = column as never;
-  const ordered = query.orderBy(ref, (ob) => ob.desc().nullsLast()).orderBy('id' as never, 'desc');
+  let ordered = query.orderBy(ref, (ob) => ob.desc().nullsLast()).orderBy('id' as never, 'desc');
+  if (bounds.from !== undefined) ordered = ordered.where(ref, '>=', `${bounds.from}T00:00:00Z` as never);
   const undated = ordered.where(ref, 'is', null);
-  const rowsFrom = async (start: DayOffset): Promise<Row[]> => {
-    if (start.day === undatedDay) return undated.limit(request.per_page).offset(start.withinDay).execute();
-    // Timestamps are RFC 3339 UTC with whole seconds, so this bound keeps `start.day` and earlier days.
+  const rowsFrom = async (start: SpanOffset): Promise<Row[]> => {
+    if (start.span === undatedDay) return undated.limit(request.per_page).offset(start.within).execute();
+    // Timestamps are RFC 3339 UTC with whole seconds: this bound keeps `start.span` and earlier
+    // days, and (the day being within `bounds.to`) replaces the list's upper bound.
     const dated = await ordered
-      .where(ref, '<=', `${start.day}T23:59:59Z` as never)
+      .where(ref, '<=', `${start.span}T23:59:59Z` as never)
       .limit(request.per_page)
-      .offset(start.withinDay)
+      .offset(start.within)
       .execute();
     const rest = request.per_page - dated.length;
-    if (rest === 0 || days.at(-1)?.day !== undatedDay) return dated;
+    if (rest === 0 || counts.spans.at(-1)?.span !== undatedDay) return dated;
     return [...dated, ...(await undated.limit(rest).execute())];
   };
-  const start = dayHolding(days, (request.page - 1) * request.per_page);
+  let start = spanHolding(counts.spans, (request.page - 1) * request.per_page);
+  if (start && isMonth(start.span)) start = spanHolding(await counts.daysOf(start.span), start.within);
   const rows = start ? await rowsFrom(start) : [];
-  return pageOf(rows.map(toResource), totalOf(days), request);
+  return pageOf(rows.map(toResource), totalOf(counts.spans), request);
 }
 
 export interface DayFilters {
@@ -90,20 +94,8 @@ export interface DayFilters {
   to?: string;
 }
 
-/**
- * Keeps rows whose timestamp `column` falls on the inclusive UTC days `from`..`to` (either may be
- * absent); rows without a timestamp are left out whenever a bound is given.
- */
-export function withinDays<TB extends keyof Database, Row>(
-  query: SelectQueryBuilder<Database, TB, Row>,
-  column: 'published_at' | 'acquired_at',
-  { from, to }: DayFilters,
-): SelectQueryBuilder<Database, TB, Row> {
+/** Validates a list's day filter (`from` not after `to`) and returns it as counter bounds. */
+export function checkedDayFilters({ from, to }: DayFilters): DayFilters {
   if (from !== undefined && to !== undefined) checkedDayRange(from, to);
-  let filtered = query;
-  // The column exists on the one table each caller queries; Kysely cannot see that through TB.
-  const ref = column as never;
-  if (from !== undefined) filtered = filtered.where(ref, '>=', `${from}T00:00:00Z` as never);
-  if (to !== undefined) filtered = filtered.where(ref, '<', dayRangeBounds(to, to).end as never);
-  return filtered;
+  return { ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
 }

@@ -30,17 +30,19 @@ export class StatsService {
   /** Counts for inclusive days `from`..`to`, summed over the day counters; the UI's monthly series uses it too. */
   async forRange(siteId: number, from: string, to: string): Promise<Stats> {
     const [articles, backlinks] = await Promise.all([
-      this.counters.articlesWithStatus(siteId, 'published', from, to),
-      this.counters.backlinksByCategory(siteId, from, to),
+      this.counters.byKey('articles', siteId, from, to),
+      this.counters.byKey('backlinks', siteId, from, to),
     ]);
+    const industry = backlinks.get('industry') ?? 0;
+    const local = backlinks.get('local') ?? 0;
     return {
       site_id: siteId,
       from,
       to,
-      articles_published: articles,
-      backlinks_acquired: backlinks.industry + backlinks.local,
-      backlinks_industry: backlinks.industry,
-      backlinks_local: backlinks.local,
+      articles_published: articles.get('published') ?? 0,
+      backlinks_acquired: industry + local,
+      backlinks_industry: industry,
+      backlinks_local: local,
     };
   }
 }
