@@ -60,7 +60,7 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
     /** Input fields REST offers but no MCP connection may use (the staff filters): left out of the tool. */
     restOnly?: (keyof z.infer<Input> & string)[];
   };
-  /** Every input field, flat: path id, query and body together (the MCP tool's input). */
+  /** Every input field, flat: path id, query and body together (the MCP tool's input, less `tool.restOnly`). */
   input: Input;
   /** The 200 response body. */
   output: Output;
