@@ -15,7 +15,8 @@ const usage = `Usage: anchorage <command>
   key create --email E [--name N] [--read-only]            prints the key id, then the key on the last line
   key revoke ID
   import FILE|-                                            sites, articles and backlinks, all or nothing
-  demo                                                     load the demo data set`;
+  demo                                                     load the demo data set
+  recount                                                  rebuild the day and month counters from the rows`;
 
 class UsageError extends Error {}
 
@@ -93,6 +94,10 @@ async function main(argv: string[]): Promise<unknown> {
     const input = readInput(sub);
     const result = await withRuntime(({ services }) => services.importer.run(input));
     return print(JSON.stringify(result));
+  }
+  if (command === 'recount') {
+    const counted = await withRuntime(({ services }) => services.counters.recount());
+    return print(JSON.stringify(counted));
   }
   if (command === 'demo') {
     const demo = await withRuntime(async ({ services }) => services.demo.load());

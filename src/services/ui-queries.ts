@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { type Site, toSite } from './sites.js';
 
@@ -26,12 +26,6 @@ export interface ActivityCredentials {
   mcpGrantIds: number[];
 }
 
-/** The first day (`YYYY-MM-DD`) of the month after `month` (`YYYY-MM`). */
-function firstDayAfter(month: string): string {
-  const [year, index] = month.split('-').map(Number) as [number, number];
-  return new Date(Date.UTC(year, index, 1)).toISOString().slice(0, 10);
-}
-
 /**
  * Read queries only the web UI needs: a site's monthly series, the staff overview of accounts.
  * They never decide who may see what: callers check visibility with the sites and articles
@@ -42,32 +36,28 @@ export class UiQueries {
 
   /**
    * Counts per calendar month for `months` (ascending `YYYY-MM`), by the rules of the stats
-   * service: published articles by `published_at`, every backlink by `acquired_at`.
+   * service: published articles by `published_at`, every backlink by `acquired_at`; read from
+   * the month counters.
    */
   async monthlySeries(siteId: number, months: readonly string[]): Promise<MonthCounts[]> {
     if (months.length === 0) return [];
-    const start = `${months[0]}-01T00:00:00Z`;
-    const end = `${firstDayAfter(months[months.length - 1]!)}T00:00:00Z`;
-    // Timestamps are ISO-8601 text on both databases, so the month is the first 7 characters.
-    const articleMonth = sql<string>`substr(published_at, 1, 7)`;
-    const backlinkMonth = sql<string>`substr(acquired_at, 1, 7)`;
+    const first = months[0]!;
+    const last = months[months.length - 1]!;
     const [articles, backlinks] = await Promise.all([
       this.db
-        .selectFrom('articles')
-        .select([articleMonth.as('month'), (eb) => eb.fn.countAll().as('n')])
+        .selectFrom('article_month_counts')
+        .select(['month', 'n'])
         .where('site_id', '=', siteId)
         .where('status', '=', 'published')
-        .where('published_at', '>=', start)
-        .where('published_at', '<', end)
-        .groupBy(articleMonth)
+        .where('month', '>=', first)
+        .where('month', '<=', last)
         .execute(),
       this.db
-        .selectFrom('backlinks')
-        .select([backlinkMonth.as('month'), 'category', (eb) => eb.fn.countAll().as('n')])
+        .selectFrom('backlink_month_counts')
+        .select(['month', 'category', 'n'])
         .where('site_id', '=', siteId)
-        .where('acquired_at', '>=', start)
-        .where('acquired_at', '<', end)
-        .groupBy([backlinkMonth, 'category'])
+        .where('month', '>=', first)
+        .where('month', '<=', last)
         .execute(),
     ]);
     return months.map((month) => ({
