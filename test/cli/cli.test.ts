@@ -44,6 +44,26 @@ async function rows<T>(table: string, where: [string, string | number] | null = 
   return JSON.parse(stdout) as T[];
 }
 
+/** Every day and month counter, in key order, read through the built connection code. */
+async function counterRows(): Promise<unknown> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { sql } from 'kysely';
+       import { connect } from '${join(import.meta.dirname, '../../dist/db/connect.js')}';
+       const db = connect(process.env.DATABASE_URL, process.env.DATA_DIR);
+       const tables = ['backlink_day_counts', 'backlink_month_counts', 'article_day_counts', 'article_month_counts'];
+       const rows = [];
+       for (const t of tables) rows.push((await sql\`select * from \${sql.table(t)} order by 1, 2, 3\`.execute(db.kysely)).rows);
+       console.log(JSON.stringify(rows)); await db.kysely.destroy();`,
+    ],
+    { env },
+  );
+  return JSON.parse(stdout);
+}
+
 const site = (owner: string, extra: object = {}) => ({
   owner,
   name: 'Cli Site',
@@ -191,6 +211,20 @@ describe('anchorage CLI', () => {
     // The record was buffered in memory: it must be in the database after the graceful stop.
     const logged = await rows<{ operation: string; status: number }>('activity_log', ['user_agent', userAgent]);
     expect(logged.map(({ operation, status }) => ({ operation, status }))).toEqual([{ operation: 'listSites', status: 200 }]);
+  });
+
+  it('rebuilds the counters from the rows with recount, which the imports (and no refused one) kept already', async () => {
+    const before = await counterRows();
+    expect(before).toEqual([
+      [expect.objectContaining({ day: '2026-10-02', category: 'industry', n: 1 }), expect.anything(), expect.anything()],
+      [expect.objectContaining({ month: '2026-10', category: 'industry', n: 1 }), expect.anything(), expect.anything()],
+      [expect.objectContaining({ day: '2026-10-01', status: 'published', n: 1 }), expect.anything(), expect.anything()],
+      [expect.objectContaining({ month: '2026-10', status: 'published', n: 1 }), expect.anything(), expect.anything()],
+    ]);
+    const result = await cli(['recount']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ backlinks: 3, articles: 3 });
+    expect(await counterRows()).toEqual(before);
   });
 
   it('loads the demo data set and prints a working sign-in and key', async () => {
