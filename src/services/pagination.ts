@@ -70,18 +70,17 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
   let ordered = query.orderBy(ref, (ob) => ob.desc().nullsLast()).orderBy('id' as never, 'desc');
   if (bounds.from !== undefined) ordered = ordered.where(ref, '>=', `${bounds.from}T00:00:00Z` as never);
   const undated = ordered.where(ref, 'is', null);
+  // The skipped rows are read from the index alone (ids); only the page's rows are read whole.
+  const rowsOf = (seek: typeof ordered, limit: number, offset: number): Promise<Row[]> =>
+    ordered.where('id' as never, 'in', seek.clearSelect().select('id' as never).limit(limit).offset(offset) as never).execute();
   const rowsFrom = async (start: SpanOffset): Promise<Row[]> => {
-    if (start.span === undatedDay) return undated.limit(request.per_page).offset(start.within).execute();
+    if (start.span === undatedDay) return rowsOf(undated, request.per_page, start.within);
     // Timestamps are RFC 3339 UTC with whole seconds: this bound keeps `start.span` and earlier
     // days, and (the day being within `bounds.to`) replaces the list's upper bound.
-    const dated = await ordered
-      .where(ref, '<=', `${start.span}T23:59:59Z` as never)
-      .limit(request.per_page)
-      .offset(start.within)
-      .execute();
+    const dated = await rowsOf(ordered.where(ref, '<=', `${start.span}T23:59:59Z` as never), request.per_page, start.within);
     const rest = request.per_page - dated.length;
     if (rest === 0 || counts.spans.at(-1)?.span !== undatedDay) return dated;
-    return [...dated, ...(await undated.limit(rest).execute())];
+    return [...dated, ...(await rowsOf(undated, rest, 0))];
   };
   let start = spanHolding(counts.spans, (request.page - 1) * request.per_page);
   if (start && isMonth(start.span)) start = spanHolding(await counts.daysOf(start.span), start.within);
