@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { type DayBounds, inListOrder, type SpanCount, splitBounds, undatedDay } from '../core/day-pages.js';
+import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, undatedDay } from '../core/day-pages.js';
 import type { ArticleStatus, BacklinkCategory } from '../core/values.js';
 import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
@@ -85,37 +85,24 @@ export class CountersService {
 
   /** A list's counts for days `bounds` (as the list filters its rows); `key` narrows to one category or status. */
   async list(of: Counted, siteId: number, bounds: DayBounds, key?: string): Promise<ListCounts> {
-    const spans = await this.sum(of, siteId, bounds, 'span', key);
+    const spans = async (split: SplitBounds) =>
+      inListOrder((await this.sum(of, siteId, split, 'span', key)).map(({ group, n }) => ({ span: group, n })));
     return {
-      spans: inListOrder(spans.map(({ group, n }) => ({ span: group, n }))),
-      daysOf: async (month) =>
-        inListOrder(
-          (await this.sum(of, siteId, { from: `${month}-01`, to: `${month}-31` }, 'span', key, true)).map(({ group, n }) => ({ span: group, n })),
-        ),
+      spans: await spans(splitBounds(bounds)),
+      daysOf: (month) => spans({ days: [{ from: `${month}-01`, to: `${month}-31` }], undated: false }),
     };
   }
 
   /** Rows per category (backlinks) or status (articles) on the inclusive days `from`..`to`. */
   async byKey(of: Counted, siteId: number, from: string, to: string): Promise<Map<string, number>> {
     const totals = new Map<string, number>();
-    for (const { group, n } of await this.sum(of, siteId, { from, to }, 'key')) totals.set(group, (totals.get(group) ?? 0) + n);
+    for (const { group, n } of await this.sum(of, siteId, splitBounds({ from, to }), 'key')) totals.set(group, (totals.get(group) ?? 0) + n);
     return totals;
   }
 
-  /**
-   * Sums counters over `bounds`, grouped by span or by key: whole months from the month table,
-   * the rest from the day table (`daysOnly` reads days even where the month is whole).
-   */
-  private async sum(
-    of: Counted,
-    siteId: number,
-    bounds: DayBounds,
-    groupBy: 'span' | 'key',
-    key?: string,
-    daysOnly = false,
-  ): Promise<{ group: string; n: number }[]> {
+  /** Sums counters grouped by span or by key: `split.months` from the month table, `split.days` from the day table. */
+  private async sum(of: Counted, siteId: number, split: SplitBounds, groupBy: 'span' | 'key', key?: string): Promise<{ group: string; n: number }[]> {
     const tables = counted[of];
-    const split = daysOnly ? { days: [{ from: bounds.from!, to: bounds.to! }], undated: false } : splitBounds(bounds);
     const query = (table: string, spanColumn: 'day' | 'month', conditions: RawBuilder<unknown>[]) => {
       const span = sql.ref(spanColumn);
       const group = groupBy === 'span' ? span : sql.ref(tables.key);
