@@ -1,0 +1,36 @@
+// The service under test, in a process of its own (started by bench/reads.mjs): the real app
+// from dist/ on a free port, reporting its event-loop delay and peak RSS to the parent over IPC.
+// Settings come from the environment (DATA_DIR or DATABASE_URL, LOG_LEVEL).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
+const { loadSettings } = await import(`${dist}/config.js`);
+const { buildApp } = await import(`${dist}/http/app.js`);
+const { openRuntime } = await import(`${dist}/runtime.js`);
+
+const settings = loadSettings({ ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off' });
+const runtime = await openRuntime(settings);
+const { app, stop } = await buildApp({ settings, services: runtime.services });
+await app.listen({ port: 0, host: '127.0.0.1' });
+
+const delay = monitorEventLoopDelay({ resolution: 10 });
+delay.enable();
+let peakRss = 0;
+setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage.rss());
+}, 50).unref();
+
+process.on('message', async (message) => {
+  if (message === 'reset') {
+    delay.reset();
+    process.send({ reset: true });
+  } else if (message === 'report') {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    process.send({ delayMaxMs: delay.max / 1e6, delayP99Ms: delay.percentile(99) / 1e6, peakRssMb: peakRss / 2 ** 20 });
+  } else if (message === 'stop') {
+    await stop();
+    await runtime.close();
+    process.exit(0);
+  }
+});
+process.send({ port: app.server.address().port });
