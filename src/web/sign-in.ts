@@ -3,13 +3,15 @@ import type { Settings } from '../config.js';
 import type { Services } from '../services/index.js';
 import { html } from './html.js';
 import { page } from './layout.js';
+import { textField } from './context.js';
 import { checkCsrf, loadSession, safeNext, sessionCookie, setSessionCookie } from './session.js';
 
+/** The posted form as sent: any field may be missing, repeated or (as JSON) of any type. */
 interface SignInForm {
-  email?: string;
-  password?: string;
-  next?: string;
-  _csrf?: string;
+  email?: unknown;
+  password?: unknown;
+  next?: unknown;
+  _csrf?: unknown;
 }
 
 function signInPage(csrfToken: string, next: string, allowSignup: boolean, email = '', problem = ''): string {
@@ -42,11 +44,12 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup));
   });
 
-  app.post<{ Body: SignInForm }>('/app/sign-in', async (request, reply) => {
+  app.post<{ Body: SignInForm | null | undefined }>('/app/sign-in', async (request, reply) => {
     const session = await loadSession(request, reply, services, secure);
-    checkCsrf(session, request.body._csrf);
-    const email = String(request.body.email ?? '').trim();
-    const next = safeNext(request.body.next);
+    const form = request.body ?? {};
+    checkCsrf(session, form._csrf);
+    const email = textField(form.email).trim();
+    const next = safeNext(form.next);
     const wait = await services.signInThrottle.waitSeconds(email, request.ip);
     if (wait > 0) {
       return reply
@@ -55,7 +58,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
         .type('text/html')
         .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, `Too many failed attempts. Try again in ${wait} seconds.`));
     }
-    const user = await services.users.verifyPassword(email, String(request.body.password ?? ''));
+    const user = await services.users.verifyPassword(email, textField(form.password));
     if (!user) {
       await services.signInThrottle.failed(email, request.ip);
       return reply
@@ -69,9 +72,9 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     return reply.redirect(next, 303);
   });
 
-  app.post<{ Body: { _csrf?: string } }>('/app/sign-out', async (request, reply) => {
+  app.post<{ Body: SignInForm | null | undefined }>('/app/sign-out', async (request, reply) => {
     const session = await loadSession(request, reply, services, secure);
-    checkCsrf(session, request.body._csrf);
+    checkCsrf(session, request.body?._csrf);
     await services.sessions.end(session.id);
     reply.clearCookie(sessionCookie, { path: '/' });
     return reply.redirect('/app/sign-in', 303);
