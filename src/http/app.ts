@@ -6,7 +6,7 @@ import { operations } from '../operations/index.js';
 import type { Services } from '../services/index.js';
 import { activityPlugin } from './activity.js';
 import './context.js';
-import { errorsPlugin } from './errors.js';
+import { errorsPlugin, frameworkErrors } from './errors.js';
 import { healthRoutes } from './health.js';
 import { mediaRoutes } from './media.js';
 import { openApiPlugin, openApiRoutes } from './openapi.js';
@@ -35,6 +35,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     bodyLimit: jsonBodyLimit,
     trustProxy: settings.trustProxy,
     return503OnClosing: true,
+    frameworkErrors,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -51,7 +51,28 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return new AppError('invalid_json', 'The request body is not valid JSON.');
   }
+  // A plugin's own client error (static files: a path outside the folder, a failed precondition) keeps its meaning.
+  const status = fastifyError.statusCode ?? (error as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) return clientErrorOf(status, fastifyError.code);
   return new AppError('internal_error', 'Something went wrong on our side; the request id is in the logs.');
+}
+
+/** The catalogue's error for an HTTP client error raised by a plugin rather than by our code. */
+function clientErrorOf(status: number, code: string | undefined): AppError {
+  if (status === 404 || code === 'FST_STATIC_FORBIDDEN_PATH') return new AppError('not_found', 'Nothing is served at this path.');
+  if (status === 403) return new AppError('forbidden', 'This request is not allowed.');
+  if (status === 412) return new AppError('precondition_failed', 'The If-Match or If-Unmodified-Since condition does not hold.');
+  if (status === 413) return new AppError('payload_too_large', 'The request body is too large.');
+  if (status === 415) return new AppError('unsupported_media_type', 'The request body has an unsupported content type.');
+  return validationFailed({ '(request)': ['The request cannot be served as sent.'] });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL that cannot be decoded, or a path parameter longer than the
+ * router takes, names nothing we serve (a 404 of the catalogue, not the framework's own body).
+ */
+export function frameworkErrors(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(request, reply, new AppError('not_found', 'Nothing is served at this path.'));
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {

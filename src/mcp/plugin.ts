@@ -11,7 +11,7 @@ import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
 import { activityPlugin } from '../http/activity.js';
 import '../http/context.js';
-import { errorsPlugin } from '../http/errors.js';
+import { errorsPlugin, frameworkErrors } from '../http/errors.js';
 import { rateLimited, setLimitHeaders } from '../http/limits.js';
 import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
@@ -149,6 +149,8 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
     allowedHeaders,
     exposedHeaders,
     maxAge: 86_400,
+    // An OPTIONS without the preflight headers gets the policy too, not a plain-text 400 outside the catalogue.
+    strictPreflight: false,
   });
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
@@ -277,6 +279,7 @@ export async function buildMcpApp(options: AgentInterfaceOptions & { logger?: bo
     },
     trustProxy: settings.trustProxy,
     return503OnClosing: true,
+    frameworkErrors,
   });
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
