@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../core/errors.js';
 import type { GrantSummary } from '../services/oauth.js';
 import { badge, csrfField, notice, tableWrap, timestamp } from './components.js';
 import { requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from './context.js';
@@ -29,12 +30,7 @@ export async function connectionsRoutes(app: FastifyInstance, options: WebOption
   app.get<{ Querystring: { revoked?: string } }>('/app/connections', async (request, reply) => {
     const ui = uiOf(request);
     const revoked = textField(request.query.revoked);
-    const message =
-      revoked === '1'
-        ? notice('success', 'The connection was revoked. The application can no longer use your account.')
-        : revoked === '0'
-          ? notice('info', 'That connection was already revoked.')
-          : '';
+    const message = revoked === '1' ? notice('success', 'The connection was revoked. The application can no longer use your account.') : '';
     const grants = await services.oauth.grants(ui.user.userId);
     return sendPage(reply, ui, {
       title: 'Connected apps',
@@ -65,7 +61,10 @@ ${message}
     const id = request.params.id;
     // Ids are 32-bit integers on PostgreSQL; anything else names no connection.
     const valid = /^[1-9]\d{0,9}$/.test(id) && Number(id) <= 2_147_483_647;
-    const revoked = valid && (await services.oauth.revokeGrant(ui.user.userId, Number(id)));
-    return reply.redirect(`/app/connections?revoked=${revoked ? 1 : 0}`, 303);
+    // Another user's connection, an unknown one and one revoked already are all simply not found.
+    if (!valid || !(await services.oauth.revokeGrant(ui.user.userId, Number(id)))) {
+      throw new AppError('not_found', 'No active connection with this id. It may have been revoked already.');
+    }
+    return reply.redirect('/app/connections?revoked=1', 303);
   });
 }

@@ -4,17 +4,25 @@ import type { Page, PageRequest } from '../services/pagination.js';
 
 export type CsvValue = string | number | boolean | null | undefined;
 
+/** Formula-leading characters csv-stringify's escape_formulas leaves alone (it covers = + - @ tab CR and their full-width forms). */
+const alsoFormulaLeading = /^[\n]/;
+
 /**
- * RFC 4180 CSV (CRLF, fields with commas, quotes or line breaks quoted, quotes doubled), with a
- * BOM so spreadsheet programs read it as UTF-8. Cells starting with = + - @ (or tab, CR) get a
- * leading ' so a spreadsheet never runs a customer's text as a formula (OWASP CSV injection).
+ * RFC 4180 CSV (CRLF; cells with commas, quotes or any line break, CR or LF alone included,
+ * quoted with quotes doubled, so no cell can split a row), with a BOM so spreadsheet programs read it as UTF-8. Following OWASP's
+ * CSV-injection guidance, text cells starting with = + - @ tab CR LF (or a full-width = + - @)
+ * get a leading ' so a spreadsheet never runs a customer's text as a formula.
  */
 export function toCsv(header: readonly string[], rows: readonly (readonly CsvValue[])[]): string {
   return stringify([[...header], ...rows.map((row) => row.map((value) => value ?? ''))], {
     bom: true,
     record_delimiter: 'windows',
+    quoted_match: /[\r\n\u2028\u2029]/,
     escape_formulas: true,
-    cast: { boolean: (value) => (value ? 'true' : 'false') },
+    cast: {
+      boolean: (value) => (value ? 'true' : 'false'),
+      string: (value) => (alsoFormulaLeading.test(value) ? `'${value}` : value),
+    },
   });
 }
 

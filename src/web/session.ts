@@ -34,9 +34,25 @@ export async function loadSession(
 /** Where to send someone who must sign in first, coming back to `next` afterwards. */
 export const signInUrl = (next: string): string => `/app/sign-in?next=${encodeURIComponent(next)}`;
 
-/** Only local paths are followed after sign-in, never another host. */
-export const safeNext = (next: unknown): string =>
-  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : '/app';
+/**
+ * Where to go after sign-in: `next` resolved by the WHATWG URL parser against the service's own
+ * address, followed only when it keeps that origin (so tabs, newlines, backslashes and encoded
+ * forms resolve exactly as a browser would). The answer is the parser's percent-encoded path,
+ * query and fragment, safe for a Location header; a path starting `//` would read as another
+ * host there, so it goes to /app like anything else.
+ */
+export function safeNext(next: unknown, publicUrl: string): string {
+  if (typeof next !== 'string' || next.length > 4000) return '/app';
+  const base = new URL(publicUrl);
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return '/app';
+  }
+  if (url.origin !== base.origin || url.pathname.startsWith('//') || url.username !== '' || url.password !== '') return '/app';
+  return `${url.pathname}${url.search}${url.hash}`;
+}
 
 /** Forms carry the session's CSRF token in `_csrf`; anything else is refused. */
 export function checkCsrf(session: Session, submitted: unknown): void {

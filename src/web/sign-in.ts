@@ -39,7 +39,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
 
   app.get<{ Querystring: { next?: string } }>('/app/sign-in', async (request, reply) => {
     const session = await loadSession(request, reply, services, secure);
-    const next = safeNext(request.query.next);
+    const next = safeNext(request.query.next, options.settings.publicUrl);
     if (session.user) return reply.redirect(next);
     return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup));
   });
@@ -49,7 +49,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const form = request.body ?? {};
     checkCsrf(session, form._csrf);
     const email = textField(form.email).trim();
-    const next = safeNext(form.next);
+    const next = safeNext(form.next, options.settings.publicUrl);
     const wait = await services.signInThrottle.waitSeconds(email, request.ip);
     if (wait > 0) {
       return reply

@@ -9,7 +9,18 @@ import {
   requestsWrite,
 } from '../../src/services/oauth.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
-import { authorizationUrl, authorizeInBrowser, browse, connectWithOAuth, CookieJar, pkce, TestOAuthProvider } from './oauth-client.js';
+import {
+  authorizationUrl,
+  authorizeInBrowser,
+  browse,
+  connectWithOAuth,
+  CookieJar,
+  formFields,
+  pkce,
+  registerClient,
+  signIn,
+  TestOAuthProvider,
+} from './oauth-client.js';
 
 let harness: Harness;
 let base: string;
@@ -246,6 +257,39 @@ describe('client ID metadata documents', () => {
     const response = await browse(jar, url);
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('not registered');
+  });
+
+  it('never redirects before the decision: unknown client, unregistered redirect URI, bad request; a tampered consent form is refused on our page', async () => {
+    const customer = await createCustomer(harness.services);
+    const client = await registerClient(base, { redirect_uris: ['https://client.example/cb'] });
+    const hostile: Record<string, string>[] = [
+      { client_id: 'mcp_unknown' },
+      { client_id: '' },
+      { redirect_uri: 'https://evil.example/cb' },
+      { redirect_uri: 'https://client.example/cb/../evil' },
+      { redirect_uri: 'https://client.example/cb?x=1' },
+      { redirect_uri: '' },
+      { response_type: 'token' },
+      { code_challenge_method: 'plain' },
+      { resource: 'https://evil.example/mcp' },
+    ];
+    const jar = new CookieJar();
+    for (const extra of hostile) {
+      const response = await browse(jar, authorizationUrl(base, client, pkce().challenge, extra));
+      expect(response.status, JSON.stringify(extra)).toBe(400);
+      expect(response.headers.get('location')).toBeNull();
+    }
+    const url = authorizationUrl(base, client, pkce().challenge);
+    await signIn(base, jar, (await browse(jar, url)).headers.get('location')!, customer.email);
+    const fields = formFields(await (await browse(jar, url)).text(), '/oauth/authorize');
+    for (const extra of hostile) {
+      const answer = await browse(jar, new URL('/oauth/authorize', base), { ...fields, ...extra, decision: 'allow' });
+      expect(answer.status, JSON.stringify(extra)).toBe(400);
+      expect(answer.headers.get('location')).toBeNull();
+    }
+    const denied = await browse(jar, new URL('/oauth/authorize', base), { ...fields, decision: 'deny' });
+    expect(denied.status).toBe(303);
+    expect(new URL(denied.headers.get('location')!).origin).toBe('https://client.example');
   });
 
   // Last in this file: it uses up this address's window for new clients.

@@ -107,12 +107,9 @@ describe('token endpoint refusals', () => {
     const client = await registerClient(base);
     const { verifier, challenge } = pkce();
     const refused = await browse(new CookieJar(), authorizationUrl(base, client, challenge, { resource: 'https://other.example/mcp' }));
-    expect(refused.status).toBe(302);
-    const callback = new URL(refused.headers.get('location')!);
-    expect(`${callback.origin}${callback.pathname}`).toBe(client.redirectUri);
-    expect(callback.searchParams.get('error')).toBe('invalid_target');
-    expect(callback.searchParams.get('state')).toBe('state-123');
-    expect(callback.searchParams.get('iss')).toBe(base);
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('location')).toBeNull();
+    expect(await refused.text()).toContain('(invalid_target)');
 
     const ok = await authorizeInBrowser(base, authorizationUrl(base, client, challenge), customer.email);
     const other = await exchange({ client }, ok.callback.searchParams.get('code')!, verifier, { resource: 'https://other.example/mcp' });
@@ -272,21 +269,30 @@ describe('authorization endpoint', () => {
     expect(consent).not.toContain('edit article content');
   });
 
-  it('redirects requests without S256 PKCE, with another response type, or with prompt=none', async () => {
+  it('shows requests without S256 PKCE, with another response type, a foreign resource or prompt=none on its own page, never redirecting', async () => {
     const client = await registerClient(base);
-    const jar = new CookieJar();
+    const signedOut = new CookieJar();
+    const signedIn = new CookieJar();
+    const first = await browse(signedIn, authorizationUrl(base, client, pkce().challenge));
+    await signIn(base, signedIn, first.headers.get('location')!, customer.email);
     const cases: [Record<string, string>, string][] = [
       [{ code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ code_challenge_method: '' }, 'invalid_request'],
       [{ code_challenge: '' }, 'invalid_request'],
+      [{ code_challenge: 'short' }, 'invalid_request'],
       [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ response_type: '' }, 'unsupported_response_type'],
+      [{ resource: 'https://evil.example/mcp' }, 'invalid_target'],
       [{ prompt: 'none' }, 'consent_required'],
     ];
-    for (const [extra, error] of cases) {
-      const response = await browse(jar, authorizationUrl(base, client, pkce().challenge, extra));
-      expect(response.status).toBe(302);
-      const location = new URL(response.headers.get('location')!);
-      expect(location.searchParams.get('error'), JSON.stringify(extra)).toBe(error);
-      expect(location.searchParams.get('iss')).toBe(base);
+    for (const jar of [signedOut, signedIn]) {
+      for (const [extra, error] of cases) {
+        const response = await browse(jar, authorizationUrl(base, client, pkce().challenge, extra));
+        expect(response.status, JSON.stringify(extra)).toBe(400);
+        expect(response.headers.get('location')).toBeNull();
+        expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+        expect(await response.text()).toContain(`(${error})`);
+      }
     }
   });
 
@@ -461,15 +467,25 @@ describe('connected apps page', () => {
     expect((await rawMcp(base, token)).status).toBe(401);
     const after = await (await browse(jar, new URL('/app/connections', base))).text();
     expect(after).not.toContain(action);
+    expect((await browse(jar, new URL(action, base), { _csrf: _csrf! })).status).toBe(404);
   });
 
-  it('cannot revoke another user’s connection', async () => {
+  it('cannot revoke another user’s connection: 404 like an unknown id, and it keeps working', async () => {
     const other = await createCustomer(harness.services);
     const grant = await manualGrant(base, other.email);
     const token = grant.tokens.access_token as string;
     const actor = (await harness.services.oauth.authenticate(token, `${base}/mcp`, null))!;
     const id = actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0;
-    expect(await harness.services.oauth.revokeGrant(customer.userId, id)).toBe(false);
+    const jar = new CookieJar();
+    const first = await browse(jar, new URL('/app/connections', base));
+    await signIn(base, jar, first.headers.get('location')!, customer.email);
+    const markup = await (await browse(jar, new URL('/app/connections', base))).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(markup)![1]!;
+    for (const target of [String(id), '999999999', 'abc', '0']) {
+      const response = await browse(jar, new URL(`/app/connections/${target}/revoke`, base), { _csrf: csrf });
+      expect(response.status, target).toBe(404);
+      expect(response.headers.get('location')).toBeNull();
+    }
     expect((await rawMcp(base, token)).status).toBe(200);
   });
 });

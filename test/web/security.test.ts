@@ -166,8 +166,11 @@ describe('UI security', () => {
     const revisions = await h.services.revisions.list(articleId);
     const restore = await browser.post(`/app/articles/${articleId}/revisions/${revisions[0]!.id}/restore`, { _csrf: token });
     expect(restore.statusCode).toBe(404);
-    const revoke = await browser.post(`/app/connect/keys/${alice.keyId}/revoke`, { _csrf: token });
-    expect(revoke.statusCode).toBe(303);
+    for (const id of [alice.keyId, 999_999_999]) {
+      const revoke = await browser.post(`/app/connect/keys/${id}/revoke`, { _csrf: token });
+      expect(revoke.statusCode).toBe(404);
+      expect(revoke.headers.location).toBeUndefined();
+    }
     expect((await h.services.keys.list(alice.accountId)).find((k) => k.id === alice.keyId)?.revoked_at).toBeNull();
     const article = await h.services.db.kysely.selectFrom('articles').select('title').where('id', '=', articleId).executeTakeFirstOrThrow();
     expect(article.title).toBe('Alice article');

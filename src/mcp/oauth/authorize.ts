@@ -22,13 +22,14 @@ interface AuthorizationRequest {
   scope: string | undefined;
 }
 
-/** Problems that cannot go back to the client, because its redirect URI is not established. */
-class UnsafeRedirect extends Error {}
-
-/** Problems reported to the client on its redirect URI (RFC 6749 §4.1.2.1). */
-class RedirectError extends Error {
+/**
+ * A refused authorization request, shown on our own page (400). None is sent to the client's
+ * redirect URI: anyone can register a client, and an error redirect before the user has signed in
+ * and decided would make this endpoint an open redirector (RFC 9700 §4.11.2). The only
+ * redirects are the code and access_denied, after the user's decision.
+ */
+class RequestProblem extends Error {
   constructor(
-    readonly target: { redirectUri: string; state: string | undefined },
     readonly error: string,
     description: string,
   ) {
@@ -41,37 +42,36 @@ const challengePattern = /^[A-Za-z0-9_-]{43}$/;
 /** Checks an authorization request: client and redirect URI first, then everything else. */
 async function checkRequest(services: Services, urls: OAuthUrls, params: unknown): Promise<AuthorizationRequest> {
   const clientId = param(params, 'client_id');
-  if (!clientId) throw new UnsafeRedirect('The request does not say which application is asking (client_id is missing).');
+  if (!clientId) throw new RequestProblem('invalid_request', 'The request does not say which application is asking (client_id is missing).');
   let client: OAuthClient | undefined;
   try {
     client = await services.oauth.client(clientId);
   } catch (error) {
-    if (error instanceof OAuthProblem) throw new UnsafeRedirect(error.message);
+    if (error instanceof OAuthProblem) throw new RequestProblem(error.error, error.message);
     throw error;
   }
-  if (!client) throw new UnsafeRedirect('This application is not registered with Anchorage. Start the connection again from the application.');
+  if (!client) throw new RequestProblem('invalid_client', 'This application is not registered with Anchorage. Start the connection again from the application.');
   const redirectUri = param(params, 'redirect_uri');
   if (!redirectUri || !redirectUriMatches(client.redirectUris, redirectUri)) {
-    throw new UnsafeRedirect('The application asked to return to an address it did not register, so the request was stopped.');
+    throw new RequestProblem('invalid_request', 'The application asked to return to an address it did not register, so the request was stopped.');
   }
-  const target = { redirectUri, state: param(params, 'state') };
   if (param(params, 'response_type') !== 'code') {
-    throw new RedirectError(target, 'unsupported_response_type', 'Only response_type=code is supported.');
+    throw new RequestProblem('unsupported_response_type', 'Only response_type=code is supported.');
   }
   const codeChallenge = param(params, 'code_challenge');
   if (param(params, 'code_challenge_method') !== 'S256' || !codeChallenge || !challengePattern.test(codeChallenge)) {
-    throw new RedirectError(target, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
+    throw new RequestProblem('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   }
   const resource = param(params, 'resource');
   if (resource !== undefined && !isOurResource(urls, resource)) {
-    throw new RedirectError(target, 'invalid_target', `The only resource here is ${urls.resource}.`);
+    throw new RequestProblem('invalid_target', `The only resource here is ${urls.resource}.`);
   }
   // Every connection needs the user's Allow, so a request that must not show a page cannot succeed.
   if ((param(params, 'prompt') ?? '').split(' ').includes('none')) {
-    throw new RedirectError(target, 'consent_required', 'The user must sign in and allow access.');
+    throw new RequestProblem('consent_required', 'The user must sign in and allow access.');
   }
   const scope = param(params, 'scope');
-  return { client, ...target, codeChallenge, asksWrite: requestsWrite(scope), scope };
+  return { client, redirectUri, state: param(params, 'state'), codeChallenge, asksWrite: requestsWrite(scope), scope };
 }
 
 /** The client's redirect URI with our answer, always carrying `state` and `iss` (RFC 9207). */
@@ -179,13 +179,9 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   const secure = settings.publicUrl.startsWith('https://');
   await app.register(formbody);
 
-  /** Sends what a failed check calls for: a page, or the error on the client's redirect URI. */
-  const refuse = (reply: FastifyReply, error: unknown, status: 302 | 303) => {
-    if (error instanceof UnsafeRedirect) return problemPage(reply, 400, error.message);
-    if (error instanceof RedirectError) {
-      const answer = { error: error.error, error_description: error.message };
-      return reply.redirect(callbackUrl(urls, error.target.redirectUri, error.target.state, answer), status);
-    }
+  /** A failed check: our own 400 page naming the OAuth error, never a redirect. */
+  const refuse = (reply: FastifyReply, error: unknown) => {
+    if (error instanceof RequestProblem) return problemPage(reply, 400, `${error.message} (${error.error})`);
     throw error;
   };
 
@@ -200,7 +196,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     try {
       checked = await checkRequest(services, urls, request.query);
     } catch (error) {
-      return refuse(reply, error, 302);
+      return refuse(reply, error);
     }
     const session = await loadSession(request, reply, services, secure);
     if (!session.user) return reply.redirect(signInUrl(request.url), 302);
@@ -215,7 +211,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     try {
       checked = await checkRequest(services, urls, request.body);
     } catch (error) {
-      return refuse(reply, error, 303);
+      return refuse(reply, error);
     }
     if (param(request.body, 'decision') !== 'allow') {
       const denied = { error: 'access_denied', error_description: 'The user denied access.' };

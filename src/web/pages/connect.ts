@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../core/errors.js';
 import type { ApiKeySummary, CreatedKey } from '../../services/keys.js';
 import { badge, csrfField, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
@@ -140,7 +141,12 @@ ${extra.created ?? ''}
 
   app.post<{ Params: { id: string } }>('/app/connect/keys/:id/revoke', async (request, reply) => {
     const ui = uiOf(request);
-    const revoked = await services.keys.revoke(idParam(request.params.id, 'key'), ui.user.accountId);
+    const id = idParam(request.params.id, 'key');
+    const revoked = await services.keys.revoke(id, ui.user.accountId);
+    // Another account's key and an unknown id are not found; only this account's own keys answer.
+    if (!revoked && !(await services.keys.list(ui.user.accountId)).some((key) => key.id === id)) {
+      throw new AppError('not_found', 'No key with this id.');
+    }
     return reply.redirect(`/app/connect?revoked=${revoked ? 1 : 0}`, 303);
   });
 }
