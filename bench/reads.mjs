@@ -14,10 +14,12 @@
 //   npm run bench                                   # build, then the full run on SQLite
 //   node bench/reads.mjs --quick                    # 100k backlinks / 10k articles, short cases
 //   node bench/reads.mjs --only=floor --profile     # CPU profile of the server (bench/profiles/)
+//   node bench/reads.mjs --only=scale --case=getStats --seconds=10   # some cases, longer
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -34,14 +36,18 @@ const { protectedLinksOf, wordCount } = await import(`${dist}/core/html.js`);
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const profile = args.includes('--profile');
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['scale', 'floor', 'loop'];
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'scale,floor,loop').split(',');
+
 const size = {
   bigBacklinks: quick ? 100_000 : 1_000_000,
   bigArticles: quick ? 10_000 : 100_000,
   smallBacklinks: 1_000,
   smallArticles: 1_000,
 };
-const seconds = quick ? 2 : 4;
+const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const seconds = Number(option('seconds') ?? (quick ? 2 : 4));
+/** `--case=TEXT` keeps only the cases whose name contains TEXT. */
+const chosen = (name) => name.includes(option('case') ?? '');
 const loopSeconds = quick ? 5 : 10;
 const connections = 50;
 const readKeyCount = 6_000;
@@ -349,7 +355,7 @@ const scaleCases = [
   ['listArticles deep page', (s, big) => `/api/v1/sites/${s}/articles?page=${big ? deepPage(size.bigArticles) : lastPage(size.smallArticles)}`],
 ];
 if (only.includes('scale')) {
-  for (const [name, path] of scaleCases) {
+  for (const [name, path] of scaleCases.filter(([name]) => chosen(name))) {
     const s = await measure(port, get(path(small, false)));
     const b = await measure(port, get(path(big, true)));
     const throughput = b.rps / s.rps;
@@ -375,7 +381,7 @@ if (only.includes('floor')) {
     ['listArticles page 2', () => get(`/api/v1/sites/${small}/articles?page=2`)()],
     ['getArticle', () => get(`/api/v1/articles/${smallArticleIds[articleTurn++ % smallArticleIds.length]}`)()],
   ];
-  for (const [name, next] of floorCases) {
+  for (const [name, next] of floorCases.filter(([name]) => chosen(name))) {
     const service = await measure(port, next);
     const bare = await measure(floorPort, next);
     const ratio = service.rps / bare.rps;
@@ -490,7 +496,10 @@ if (only.includes('loop')) {
   for (const row of rows.slice(-3)) console.log(`  ${row.check}: ${row.measured}`);
 }
 
-const { peakRssMb } = await server.ask('report', 'delayMaxMs');
+// The kernel's high-water mark of the server's resident set (Linux); elsewhere, RSS at the end.
+const peakRssMb = await readFile(`/proc/${server.child.pid}/status`, 'utf8')
+  .then((status) => Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024)
+  .catch(async () => (await server.ask('report', 'delayMaxMs')).rssMb);
 rows.push({
   check: 'Server peak RSS over the whole run',
   measured: `${fmt(peakRssMb)} MB`,
@@ -507,8 +516,9 @@ for (const row of rows) console.log(`| ${row.check} | ${row.measured} | ${row.ra
 const failed = rows.filter((r) => !r.ok).length;
 console.log(`\n${rows.length - failed} passed, ${failed} failed`);
 
-rmSync(dataDir, { recursive: true, force: true });
-if (databaseUrl) {
+if (args.includes('--keep')) console.log(`kept ${databaseUrl ? 'the schema bench' : sqliteFile}`);
+else rmSync(dataDir, { recursive: true, force: true });
+if (databaseUrl && !args.includes('--keep')) {
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await admin.connect();
   await admin.query('drop schema if exists bench cascade');

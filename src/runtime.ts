@@ -38,6 +38,7 @@ export async function openRuntime(settings: Settings, options: { clock?: Clock; 
     logger,
     async close() {
       await services.activity.flush();
+      await services.keys.flushUses();
       redis?.disconnect();
       await db.kysely.destroy();
     },

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -41,7 +41,34 @@ export function connect(databaseUrl: string | undefined, dataDir: string): Db {
   database.pragma('busy_timeout = 5000');
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
-  return { dialect: 'sqlite', kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+  return { dialect: 'sqlite', kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }) };
+}
+
+/** How many prepared statements a SQLite connection keeps (least recently used go first). */
+const statementCacheSize = 200;
+
+/**
+ * The database as Kysely's SQLite dialect sees it, preparing each SQL text once: Kysely asks for
+ * a new statement on every query, and preparing costs more than running a small one. Sharing is
+ * safe: Kysely runs one query at a time on its one connection (a stream holds it until closed).
+ */
+function withStatementCache(database: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(source: string) {
+      const cached = statements.get(source);
+      if (cached) {
+        statements.delete(source);
+        statements.set(source, cached);
+        return cached;
+      }
+      const statement = database.prepare(source);
+      statements.set(source, statement);
+      if (statements.size > statementCacheSize) statements.delete(statements.keys().next().value!);
+      return statement;
+    },
+  };
 }
 
 const uniqueViolationCodes = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505']);

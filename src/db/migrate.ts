@@ -6,9 +6,10 @@ import { sessions } from './migrations/002_sessions.js';
 import { oauth } from './migrations/003_oauth.js';
 import { writes } from './migrations/004_writes.js';
 import { counters } from './migrations/005_counters.js';
+import { articleDerived } from './migrations/006_article_derived.js';
 
 /** Every migration, in order. Each runs once, in a transaction, on SQLite and PostgreSQL alike. */
-const migrations: AnchorageMigration[] = [foundation, sessions, writes, oauth, counters];
+const migrations: AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived];
 
 /** Applies the pending migrations; returns their names. */
 export async function migrate(db: Db): Promise<string[]> {

@@ -63,6 +63,8 @@ export interface ArticlesTable {
   meta_description: string | null;
   body: string;
   current_revision_id: number | null;
+  /** JSON of the body's protected links (as GET returns them), written with the body. */
+  protected_links: string | null;
   /** Bumped on every change; the ETag is derived from it. */
   version: number;
   created_at: Timestamp;

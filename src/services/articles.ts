@@ -58,12 +58,19 @@ export function toArticle(row: Pick<ArticleRow, (typeof listColumns)[number]>): 
   };
 }
 
+/** The protected links of a stored body: as written with it, or parsed from a row written without them. */
+const storedProtectedLinks = (row: Pick<ArticleRow, 'body' | 'protected_links'>): ProtectedLink[] =>
+  row.protected_links === null ? protectedLinksOf(row.body) : (JSON.parse(row.protected_links) as ProtectedLink[]);
+
+/** The `protected_links` column of a body: stored with every body written (import, every article write). */
+export const protectedLinksColumn = (body: string): string => JSON.stringify(protectedLinksOf(body));
+
 export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
   return {
     ...toArticle(row),
     meta_description: row.meta_description,
     body: row.body,
-    protected_links: protectedLinksOf(row.body),
+    protected_links: storedProtectedLinks(row),
   };
 }
 

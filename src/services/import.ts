@@ -4,6 +4,7 @@ import { sanitizeTrusted, wordCount } from '../core/html.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Database } from '../db/schema.js';
+import { protectedLinksColumn } from './articles.js';
 import { DayCountChanges } from './counters.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
 
@@ -137,6 +138,7 @@ export class ImportService {
         published_at: a.published_at ?? null,
         target_keyword: a.target_keyword ?? null,
         word_count: wordCount(body),
+        protected_links: protectedLinksColumn(body),
         featured_image_url: a.featured_image_url ?? null,
         meta_description: a.meta_description ?? null,
         body,

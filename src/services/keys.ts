@@ -21,11 +21,19 @@ export interface CreatedKey {
   key: string;
 }
 
-/** last_used_at is written at most this often per key, to keep reads free of writes. */
+/** last_used_at moves at most this often per key. */
 const lastUsedGranularityMs = 60_000;
+/** Uses wait this long in memory and are then written together, off the requests' path. */
+const lastUsedFlushMs = 1_000;
+/** Key ids per UPDATE, well under either database's limit on bound parameters. */
+const lastUsedBatch = 500;
 
 export class KeysService {
-  private readonly lastUsedWritten = new Map<number, number>();
+  /** When each key's use was last recorded (ms); entries older than the granularity are dropped. */
+  private readonly lastUsedRecorded = new Map<number, number>();
+  /** Recorded uses not yet written: key id → timestamp. */
+  private readonly pendingUses = new Map<number, string>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -96,15 +104,39 @@ export class KeysService {
     };
   }
 
+  /** Records a key's use in memory: a read request never waits for (or causes) a write of its own. */
   private touch(id: number): void {
     const now = this.clock.now();
-    if (now.getTime() - (this.lastUsedWritten.get(id) ?? 0) < lastUsedGranularityMs) return;
-    this.lastUsedWritten.set(id, now.getTime());
-    void this.db
-      .updateTable('api_keys')
-      .set({ last_used_at: toTimestamp(now) })
-      .where('id', '=', id)
-      .execute()
-      .catch(() => this.lastUsedWritten.delete(id));
+    if (now.getTime() - (this.lastUsedRecorded.get(id) ?? 0) < lastUsedGranularityMs) return;
+    this.lastUsedRecorded.set(id, now.getTime());
+    this.pendingUses.set(id, toTimestamp(now));
+    this.flushTimer ??= setTimeout(() => void this.flushUses(), lastUsedFlushMs).unref();
+  }
+
+  /** Writes the recorded uses to `last_used_at`: one UPDATE per timestamp and batch (also on close). */
+  async flushUses(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const byTime = new Map<string, number[]>();
+    for (const [id, at] of this.pendingUses) {
+      const ids = byTime.get(at) ?? [];
+      ids.push(id);
+      byTime.set(at, ids);
+    }
+    this.pendingUses.clear();
+    const stale = this.clock.now().getTime() - lastUsedGranularityMs;
+    for (const [id, at] of this.lastUsedRecorded) if (at < stale) this.lastUsedRecorded.delete(id);
+    for (const [at, ids] of byTime) {
+      for (let i = 0; i < ids.length; i += lastUsedBatch) {
+        const batch = ids.slice(i, i + lastUsedBatch);
+        // Best effort, like the minute it rounds to: a failed write is retried with the next use.
+        await this.db
+          .updateTable('api_keys')
+          .set({ last_used_at: at })
+          .where('id', 'in', batch)
+          .execute()
+          .catch(() => batch.forEach((id) => this.lastUsedRecorded.delete(id)));
+      }
+    }
   }
 }

@@ -1,0 +1,153 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protectedLinksOf } from '../../src/core/html.js';
+import { connect } from '../../src/db/connect.js';
+import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
+import { migrate } from '../../src/db/migrate.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import {
+  articleRow,
+  BACKLINK,
+  getArticle,
+  INTERNAL,
+  patch,
+  PLAIN_BODY,
+  PROTECTED_BODY,
+  put,
+  seedArticle,
+  type SeededArticle,
+} from '../helpers/write-fixtures.js';
+
+// The read path does no repeated work: protected links are stored with the body, key use is
+// recorded in memory and written in batches, SQLite statements are prepared once.
+
+let h: Harness;
+let seeded: SeededArticle;
+
+beforeAll(async () => {
+  h = await startHarness();
+  seeded = await seedArticle(h.services);
+});
+afterAll(() => h.close());
+
+const storedLinks = async (id: number) => JSON.parse((await articleRow(h, id)).protected_links ?? 'null');
+
+describe('protected_links stored with the body', () => {
+  it('import stores them, and GET answers them', async () => {
+    expect(await storedLinks(seeded.articleId)).toEqual(protectedLinksOf(PROTECTED_BODY));
+    const response = await getArticle(h, seeded.articleId, seeded.customer.key);
+    expect(response.status).toBe(200);
+    expect((response.body as { data: { protected_links: unknown } }).data.protected_links).toEqual([
+      { href: 'https://partner.example/page', text: 'partner page', type: 'backlink' },
+      { href: '/guides/setup', text: 'our setup guide', type: 'internal' },
+    ]);
+  });
+
+  it('every write that changes the body stores the links of the new body; a dry run answers them without storing', async () => {
+    const { customer, articleId } = await seedArticle(h.services, {}, undefined);
+    const moved = `<p>${INTERNAL} first now.</p><p>Then ${BACKLINK}.</p>`;
+    const dry = await put(h, articleId, customer.key, { body: moved }, { query: '?dry_run=true' });
+    expect(dry.status).toBe(200);
+    expect((dry.body as { data: { protected_links: { type: string }[] } }).data.protected_links.map((l) => l.type)).toEqual(['internal', 'backlink']);
+    expect(await storedLinks(articleId)).toEqual(protectedLinksOf(PROTECTED_BODY));
+
+    expect((await put(h, articleId, customer.key, { body: moved })).status).toBe(200);
+    expect(await storedLinks(articleId)).toEqual(protectedLinksOf(moved));
+    const edited = await patch(h, articleId, customer.key, { replacements: [{ find: 'first now', replace: 'comes first' }] });
+    expect(edited.status).toBe(200);
+    const row = await articleRow(h, articleId);
+    expect(JSON.parse(row.protected_links!)).toEqual(protectedLinksOf(row.body));
+    const read = await getArticle(h, articleId, customer.key);
+    expect((read.body as { data: { protected_links: unknown } }).data.protected_links).toEqual(protectedLinksOf(row.body));
+  });
+
+  it('a refused write leaves them as they were', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    const refused = await put(h, articleId, customer.key, { body: PLAIN_BODY });
+    expect(refused.status).toBe(422);
+    expect(await storedLinks(articleId)).toEqual(protectedLinksOf(PROTECTED_BODY));
+  });
+
+  it('migration 006 fills them for articles written before it', async () => {
+    const { articleId } = await seedArticle(h.services);
+    const plain = await seedArticle(h.services, { body: PLAIN_BODY });
+    const db = h.services.db.kysely;
+    await sql`alter table articles drop column protected_links`.execute(db);
+    await db.transaction().execute((trx) => articleDerived.up({ db: trx, dialect: h.services.db.dialect }));
+    expect(await storedLinks(articleId)).toEqual(protectedLinksOf(PROTECTED_BODY));
+    expect(await storedLinks(plain.articleId)).toEqual([]);
+    const missing = await db.selectFrom('articles').select('id').where('protected_links', 'is', null).execute();
+    expect(missing).toEqual([]);
+  });
+
+  it('a row written without them (an older node) is still read right', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    await h.services.db.kysely.updateTable('articles').set({ protected_links: null }).where('id', '=', articleId).execute();
+    const read = await getArticle(h, articleId, customer.key);
+    expect((read.body as { data: { protected_links: unknown } }).data.protected_links).toEqual(protectedLinksOf(PROTECTED_BODY));
+  });
+});
+
+describe('key use is recorded off the request path', () => {
+  const lastUsed = async (keyId: number) =>
+    (await h.services.db.kysely.selectFrom('api_keys').select('last_used_at').where('id', '=', keyId).executeTakeFirstOrThrow()).last_used_at;
+
+  it('a read does not write last_used_at itself; the batched flush does, once a minute per key', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    await h.services.keys.flushUses();
+    h.clock.set('2026-11-15T12:00:00Z');
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
+    expect(await lastUsed(customer.keyId)).toBeNull();
+    await h.services.keys.flushUses();
+    expect(await lastUsed(customer.keyId)).toBe('2026-11-15T12:00:00Z');
+
+    h.clock.set('2026-11-15T12:00:30Z');
+    await getArticle(h, articleId, customer.key);
+    await h.services.keys.flushUses();
+    expect(await lastUsed(customer.keyId)).toBe('2026-11-15T12:00:00Z');
+
+    h.clock.set('2026-11-15T12:01:05Z');
+    await getArticle(h, articleId, customer.key);
+    await h.services.keys.flushUses();
+    expect(await lastUsed(customer.keyId)).toBe('2026-11-15T12:01:05Z');
+  });
+
+  it('a revoked key is refused and its use is not recorded', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    await h.services.keys.revoke(customer.keyId);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+    await h.services.keys.flushUses();
+    expect(await lastUsed(customer.keyId)).toBeNull();
+  });
+});
+
+describe('SQLite prepared statements', () => {
+  it('reuses a statement, also after a stream on it was left early', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anchorage-statements-'));
+    const db = connect(undefined, dir);
+    try {
+      await migrate(db);
+      const kysely = db.kysely;
+      await kysely.insertInto('accounts').values([1, 2, 3].map((i) => ({ name: `a${i}`, created_at: '2026-11-15T12:00:00Z' }))).execute();
+      const names = () => kysely.selectFrom('accounts').select('name').orderBy('id');
+      for (let i = 0; i < 3; i++) expect((await names().execute()).map((r) => r.name)).toEqual(['a1', 'a2', 'a3']);
+      for await (const row of names().stream()) {
+        expect(row.name).toBe('a1');
+        break;
+      }
+      expect((await names().execute()).map((r) => r.name)).toEqual(['a1', 'a2', 'a3']);
+      const streamed: string[] = [];
+      for await (const row of names().stream()) streamed.push(row.name);
+      expect(streamed).toEqual(['a1', 'a2', 'a3']);
+      // A different statement text (the parameters are bound, not part of it) still answers its own rows.
+      const one = await kysely.selectFrom('accounts').select('name').where('name', '=', 'a2').execute();
+      expect(one).toEqual([{ name: 'a2' }]);
+    } finally {
+      await db.kysely.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
