@@ -15,7 +15,7 @@ import type { DialectName } from '../db/connect.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
-import { articleETag, type ArticleWithBody, toArticleWithBody } from './articles.js';
+import { articleETag, type ArticleWithBody, protectedLinksColumn, toArticleWithBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.js';
 import type { LimitState } from './limits.js';
@@ -223,7 +223,7 @@ export class ArticleWritesService {
           { protected_links: violated },
         );
       }
-      const preview = { ...row, ...state, word_count: wordCount(state.body) };
+      const preview = { ...row, ...state, word_count: wordCount(state.body), protected_links: protectedLinksColumn(state.body) };
       if (options.dryRun || sameState(state, stateOf(row))) {
         return { article: toArticleWithBody(preview), etag, sanitized, changed: false };
       }
@@ -237,6 +237,7 @@ export class ArticleWritesService {
         .set({
           ...state,
           word_count: preview.word_count,
+          protected_links: preview.protected_links,
           current_revision_id: revisionId,
           version: row.version + 1,
           updated_at: toTimestamp(now),
