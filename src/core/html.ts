@@ -8,6 +8,7 @@
 import { Parser } from 'htmlparser2';
 import sanitizeHtml from 'sanitize-html';
 import { validationFailed, type ProtectedLink } from './errors.js';
+import { closeUnclosedContainers, type ContainerReport, hasFormattingControls, withoutFormattingControls } from './html-containers.js';
 
 const MARKER = 'data-service-protected';
 // Attribute names are case-insensitive in HTML; a cheap test lets marker-free bodies skip a parse.
@@ -37,6 +38,9 @@ const DROPPED_WITH_CONTENT = [
   'script', 'style', 'textarea', 'option', 'xmp', 'select', 'datalist', 'iframe', 'noscript',
   'noembed', 'noframes', 'object', 'applet', 'template', 'title', 'svg', 'math',
 ];
+const DROPPED_WITH_CONTENT_SET: ReadonlySet<string> = new Set(DROPPED_WITH_CONTENT);
+// A body without such a start tag skips the parse that looks for unclosed ones.
+const MAY_HOLD_DROPPED = new RegExp(`<(?:${DROPPED_WITH_CONTENT.join('|')})[\\s/>]`, 'i');
 
 /**
  * htmlparser2 keeps its open elements in an array it unshifts and searches, so each tag costs
@@ -82,6 +86,9 @@ interface CleanPass {
   elements: ElementSeen[];
   droppedElement: boolean;
   nestedLinks: boolean;
+  /** Bidi or formatting controls were removed (see `withoutFormattingControls`). */
+  formattingControls: boolean;
+  containers?: ContainerReport;
 }
 
 /**
@@ -95,11 +102,18 @@ function cleanPass(html: string): CleanPass {
   const openLinks: boolean[] = [];
   let closingLinkWrapsLink = false;
   let nestedLinks = false;
+  let formattingControls = false;
   const clean = sanitizeHtml(html, {
     ...SANITIZE_OPTIONS,
     transformTags: {
       '*': (tagName, attribs) => {
         elements.push({ tag: tagName, attributes: { ...attribs }, kept: attribs });
+        // Before the URL scheme check reads them: `java\u202Escript:` must not pass as relative.
+        for (const [name, value] of Object.entries(attribs)) {
+          if (!hasFormattingControls(value)) continue;
+          attribs[name] = withoutFormattingControls(value);
+          formattingControls = true;
+        }
         if (tagName === 'a' && Object.hasOwn(attribs, MARKER) && linkTypeOf(attribs[MARKER]) === undefined) {
           // Only the two link types are markers (sanitize-html would print an empty one bare).
           delete attribs[MARKER];
@@ -131,7 +145,7 @@ function cleanPass(html: string): CleanPass {
     },
   });
   const droppedElement = nestedLinks || elements.some(({ tag }) => !ALLOWED_TAGS.has(tag));
-  return { html: clean, elements, droppedElement, nestedLinks };
+  return { html: clean, elements, droppedElement, nestedLinks, formattingControls };
 }
 
 /**
@@ -142,8 +156,17 @@ function cleanPass(html: string): CleanPass {
  */
 function clean(html: string): CleanPass {
   // A browser ignores U+0000 in text (and PostgreSQL cannot store it): drop it before parsing.
-  const first = cleanPass(html.replace(/\0/g, ''));
-  return first.droppedElement ? { ...first, html: cleanPass(first.html).html } : first;
+  let input = html.replace(/\0/g, '');
+  // A never-closed container is closed where it starts, so it cannot swallow the text after it.
+  const containers = MAY_HOLD_DROPPED.test(input)
+    ? closeUnclosedContainers(input, DROPPED_WITH_CONTENT_SET, MAX_NESTING_DEPTH, tooDeep)
+    : undefined;
+  if (containers !== undefined) input = containers.html;
+  const first = cleanPass(input);
+  const printed = first.droppedElement ? cleanPass(first.html).html : first.html;
+  // Text nodes print decoded, so controls written as entities are caught here too.
+  const cleaned = withoutFormattingControls(printed);
+  return { ...first, html: cleaned, containers, formattingControls: first.formattingControls || cleaned.length !== printed.length };
 }
 
 /** The scheme as sanitize-html's check reads it (controls, spaces and `<!--…-->` ignored). */
@@ -173,6 +196,20 @@ function describeRemovals(pass: CleanPass, input: string): Set<string> {
     }
   }
   if (pass.nestedLinks) removed.add('<a> element around another link');
+  if (pass.formattingControls) removed.add('bidi and formatting control characters (U+202A–U+202E, U+2066–U+206F)');
+  const neverClosed = new Map<string, { at: number; times: number }>();
+  for (const { tag, at } of pass.containers?.closed ?? []) {
+    const seen = neverClosed.get(tag);
+    if (seen === undefined) neverClosed.set(tag, { at, times: 1 });
+    else seen.times += 1;
+  }
+  for (const [tag, { at, times }] of neverClosed) {
+    const more = times > 1 ? ` (and ${times - 1} more)` : '';
+    removed.add(`<${tag}> at character ${at}${more} is never closed: closed at its start tag, the text after it kept`);
+  }
+  for (const [tag, characters] of pass.containers?.removedText ?? []) {
+    removed.add(`removed ${characters.toLocaleString('en-US')} character${characters === 1 ? '' : 's'} of text inside <${tag}>`);
+  }
   // sanitize-html drops comments and declarations without a hook; only bodies that may hold one
   // pay for a second (tokeniser-only) look.
   if (input.includes('<!') || input.includes('<?')) {
@@ -190,10 +227,13 @@ function describeRemovals(pass: CleanPass, input: string): Set<string> {
  * as before, so a client can neither create a protected link nor multiply one. `removed` says
  * what went, once per kind. Throws `validation_failed` past `MAX_NESTING_DEPTH`.
  */
-export function sanitizeBody(
-  html: string,
-  options: { protectedBefore: readonly string[] },
-): { html: string; removed: string[] } {
+export function sanitizeBody(html: string, options: { protectedBefore: readonly string[] }): { html: string; removed: string[] } {
+  const { html: clean, removed } = sanitizeAndScan(html, options);
+  return { html: clean, removed };
+}
+
+/** `sanitizeBody`, with the protected anchors and words of the result from the same scan. */
+export function sanitizeAndScan(html: string, options: { protectedBefore: readonly string[] }): SanitizedBody {
   const pass = clean(html);
   const removed = describeRemovals(pass, html);
   const allowance = new Map<string, number>();
@@ -201,10 +241,14 @@ export function sanitizeBody(
 
   let out = '';
   let copied = 0;
-  for (const anchor of scanProtectedAnchors(pass.html)) {
+  // Dropping a marker changes no text, so the scan of the pass counts the result's words too.
+  const scanned = scanBody(pass.html, true);
+  const kept: ProtectedAnchorKey[] = [];
+  for (const anchor of scanned.anchors) {
     const left = allowance.get(anchor.canonical) ?? 0;
     if (left > 0) {
       allowance.set(anchor.canonical, left - 1);
+      kept.push({ canonical: anchor.canonical, link: anchor.link });
       continue;
     }
     // The sanitiser prints the marker exactly like this, and `"` inside values is escaped, so
@@ -214,7 +258,17 @@ export function sanitizeBody(
     copied = anchor.openTag.end;
     removed.add(`${MARKER} attribute on a new link`);
   }
-  return { html: out + pass.html.slice(copied), removed: [...removed] };
+  return { html: out + pass.html.slice(copied), removed: [...removed], anchors: kept, words: scanned.words };
+}
+
+/** A sanitised body with what one scan of it found. */
+export interface SanitizedBody {
+  html: string;
+  removed: string[];
+  /** The protected anchors of `html`, in document order (`protectedAnchorKeysOf(html)`). */
+  anchors: ProtectedAnchorKey[];
+  /** `wordCount(html)`. */
+  words: number;
 }
 
 /**
@@ -223,6 +277,12 @@ export function sanitizeBody(
  */
 export function sanitizeTrusted(html: string): string {
   return clean(html).html;
+}
+
+/** A protected anchor's link and its comparison key (see `protectedAnchorsOf`). */
+export interface ProtectedAnchorKey {
+  canonical: string;
+  link: ProtectedLink;
 }
 
 interface ProtectedAnchor {
@@ -251,14 +311,27 @@ function openTagKey(name: string, attribs: Readonly<Record<string, string>>): st
  * keeps the scan linear.
  */
 function scanProtectedAnchors(html: string): ProtectedAnchor[] {
+  return scanBody(html, false).anchors;
+}
+
+/**
+ * One parse for the protected anchors and, when `countWords`, the words (see `wordCount`): a
+ * write needs both of the new body, and each parse of a large body costs as much as the rest
+ * of the request.
+ */
+function scanBody(html: string, countWords: boolean): { anchors: ProtectedAnchor[]; words: number } {
   const anchors: ProtectedAnchor[] = [];
-  if (!MARKER_PATTERN.test(html)) return anchors;
+  const markers = MARKER_PATTERN.test(html);
+  if (!markers && !countWords) return { anchors, words: 0 };
+  const words = new WordCounter();
   let current: { anchor: ProtectedAnchor; depth: number; markup: string[]; text: string[] } | undefined;
   let depth = 0;
   const parser = new Parser({
     onopentag(name, attribs) {
       depth += 1;
       if (depth > MAX_NESTING_DEPTH) throw tooDeep();
+      if (countWords) words.element(name, true);
+      if (!markers) return;
       if (current !== undefined) {
         current.markup.push(openTagKey(name, attribs));
         return;
@@ -274,15 +347,18 @@ function scanProtectedAnchors(html: string): ProtectedAnchor[] {
       current = { anchor, depth, markup: [openTagKey(name, attribs)], text: [] };
     },
     ontext(data) {
+      if (countWords) words.text(data);
       current?.markup.push(escapeText(data));
       current?.text.push(data);
     },
     onclosetag(name) {
+      if (countWords) words.element(name, false);
       if (current !== undefined) {
         current.markup.push(`</${name}>`);
         if (current.depth === depth) {
-          current.anchor.canonical = current.markup.join('');
-          current.anchor.link.text = current.text.join('');
+          // Bodies stored before controls were removed compare equal to their clean copies.
+          current.anchor.canonical = withoutFormattingControls(current.markup.join(''));
+          current.anchor.link.text = withoutFormattingControls(current.text.join(''));
           current = undefined;
         }
       }
@@ -290,7 +366,7 @@ function scanProtectedAnchors(html: string): ProtectedAnchor[] {
     },
   });
   parser.end(html);
-  return anchors;
+  return { anchors, words: words.count };
 }
 
 /** The protected links of a body, in document order. */
@@ -306,6 +382,17 @@ export function protectedAnchorsOf(html: string): string[] {
   return scanProtectedAnchors(html).map(({ canonical }) => canonical);
 }
 
+/** The protected anchors and the word count of a body, from one parse. */
+export function describeBody(html: string): { anchors: ProtectedAnchorKey[]; words: number } {
+  const { anchors, words } = scanBody(html, true);
+  return { anchors: anchors.map(({ canonical, link }) => ({ canonical, link })), words };
+}
+
+/** The protected anchors of a body with their links, in document order. */
+export function protectedAnchorKeysOf(html: string): ProtectedAnchorKey[] {
+  return scanProtectedAnchors(html).map(({ canonical, link }) => ({ canonical, link }));
+}
+
 /**
  * The guard of decisions.md: every protected anchor of `before` must be in `after`, unchanged,
  * as many times as in `before` (it may move). Returns the links of `before` that are missing or
@@ -315,8 +402,13 @@ export function protectedAnchorsOf(html: string): string[] {
 export function violatedProtectedLinks(before: string, after: string): ProtectedLink[] {
   const protectedBefore = scanProtectedAnchors(before);
   if (protectedBefore.length === 0) return [];
+  return violatedAmong(protectedBefore, protectedAnchorsOf(after));
+}
+
+/** `violatedProtectedLinks` on anchors already scanned: `after` holds the new body's keys. */
+export function violatedAmong(protectedBefore: readonly ProtectedAnchorKey[], after: readonly string[]): ProtectedLink[] {
   const available = new Map<string, number>();
-  for (const canonical of protectedAnchorsOf(after)) available.set(canonical, (available.get(canonical) ?? 0) + 1);
+  for (const canonical of after) available.set(canonical, (available.get(canonical) ?? 0) + 1);
   const violated: ProtectedLink[] = [];
   for (const { canonical, link } of protectedBefore) {
     const left = available.get(canonical) ?? 0;
@@ -371,30 +463,30 @@ const INLINE_ELEMENTS: ReadonlySet<string> = new Set([
   'kbd', 'mark', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time', 'u', 'var',
 ]);
 
+/**
+ * Counts words as `text.match(/\S+/g).length` would over the text a reader sees, without
+ * building that text: a word may run on across inline elements and text pieces.
+ */
+class WordCounter {
+  count = 0;
+  private inWord = false;
+  // Script and style text is code, not prose (stored bodies have none; counting stays honest).
+  private inCode = 0;
+
+  element(name: string, opening: boolean): void {
+    if (!INLINE_ELEMENTS.has(name)) this.inWord = false;
+    if (name === 'script' || name === 'style') this.inCode += opening ? 1 : -1;
+  }
+
+  text(data: string): void {
+    if (this.inCode > 0 || data === '') return;
+    const runs = data.match(/\S+/g)?.length ?? 0;
+    this.count += this.inWord && /^\S/.test(data) ? runs - 1 : runs;
+    this.inWord = /\S$/.test(data);
+  }
+}
+
 /** Words of the text a reader sees: tags removed, entities decoded, split on white space. */
 export function wordCount(html: string): number {
-  const pieces: string[] = [];
-  let depth = 0;
-  // Script and style text is code, not prose (stored bodies have none; counting stays honest).
-  let inCode = 0;
-  const boundary = (name: string): void => {
-    if (!INLINE_ELEMENTS.has(name)) pieces.push(' ');
-  };
-  new Parser({
-    onopentag(name) {
-      depth += 1;
-      if (depth > MAX_NESTING_DEPTH) throw tooDeep();
-      boundary(name);
-      if (name === 'script' || name === 'style') inCode += 1;
-    },
-    ontext(data) {
-      if (inCode === 0) pieces.push(data);
-    },
-    onclosetag(name) {
-      depth -= 1;
-      boundary(name);
-      if (name === 'script' || name === 'style') inCode -= 1;
-    },
-  }).end(html);
-  return pieces.join('').match(/\S+/g)?.length ?? 0;
+  return scanBody(html, true).words;
 }

@@ -6,10 +6,11 @@ import { AppError, errorCatalogue, type ErrorCode, validationFailed } from '../c
 import { runOperation } from '../operations/run.js';
 import { errorSchema } from '../operations/schemas.js';
 import type { Operation, OperationResult } from '../operations/types.js';
+import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import { authenticateApiKey } from './auth.js';
 import { fieldsOf } from './errors.js';
-import { rateLimited, setLimitHeaders } from './limits.js';
+import { rateLimited, refusedUnauthenticated, setLimitHeaders } from './limits.js';
 
 const errorDescriptions: Record<number, string> = {
   400: 'Malformed JSON (`invalid_json`).',
@@ -60,7 +61,13 @@ export function restShape(operation: Operation) {
 
 /** Authenticates, then applies the per-key request limit with its headers. */
 export async function authenticateAndLimit(request: FastifyRequest, reply: FastifyReply, services: Services) {
-  const actor = await authenticateApiKey(request, services);
+  let actor: Actor;
+  try {
+    actor = await authenticateApiKey(request, services);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'unauthenticated') throw await refusedUnauthenticated(services, request.ip, error);
+    throw error;
+  }
   request.actor = actor;
   const state = await services.requestLimiter.consume(`key:${actor.credential.kind === 'api_key' ? actor.credential.id : 0}`);
   setLimitHeaders(reply, state);
@@ -82,6 +89,21 @@ function checkContentType(request: FastifyRequest, allowMultipart: boolean): voi
     return;
   }
   throw new AppError('unsupported_media_type', allowMultipart ? 'Send application/json or multipart/form-data.' : 'Send the request body as application/json.');
+}
+
+/**
+ * Each query parameter once, under its own name. The query-string parser turns a repeated
+ * parameter into an array and keeps `status[]` as a key of its own: both are a 422 naming the
+ * key, never merged or ignored (unknown keys stay lenient).
+ */
+function checkQueryShape(query: Record<string, unknown>, keys: readonly string[]): void {
+  const fields: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(query)) {
+    const base = name.includes('[') ? name.slice(0, name.indexOf('[')) : undefined;
+    if (base !== undefined && keys.includes(base)) fields[name] = [`Arrays are not accepted: give ${base} once, as ${base}=value.`];
+    else if (keys.includes(name) && Array.isArray(value)) fields[name] = ['Give this parameter once.'];
+  }
+  if (Object.keys(fields).length > 0) throw validationFailed(fields);
 }
 
 /** The fields and the one file of a multipart request, validated against the declared fields. */
@@ -149,6 +171,7 @@ export async function restRoutes(app: FastifyInstance, options: { services: Serv
       },
       onRequest: async (request, reply) => {
         await authenticateAndLimit(request, reply, services);
+        checkQueryShape(request.query as Record<string, unknown>, queryKeys);
         if (isWrite) checkContentType(request, multipartFields !== undefined);
       },
       handler: async (request, reply) => {

@@ -4,14 +4,20 @@ import { parseDay } from '../core/time.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, protectedLinkTypes } from '../core/values.js';
 
 /** Request-side building blocks, shared by every operation so bounds are stated once. */
+/**
+ * An integer query or path parameter, written as decimal digits only: no sign, exponent, decimal
+ * point, leading zero, white space or hex (`1e3`, `+1`, `01`, `1.0`, ` 1`, `0x10` are refused,
+ * not read as numbers). MCP sends JSON integers, which pass as they are. `z.int()` also refuses
+ * anything past 2^53 − 1, where digits stop naming one number.
+ */
+const decimalDigits = /^(0|[1-9][0-9]*)$/;
+const integerParam = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (typeof value === 'string' && decimalDigits.test(value) ? Number(value) : value), schema);
+const integerMessage = { error: 'Must be an integer written in decimal digits, such as 2.' };
+
 export const pageParams = {
-  page: z.coerce.number().int().min(1).default(1).describe('Page number, from 1.').meta({ example: 1 }),
-  per_page: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(25)
+  page: integerParam(z.int(integerMessage).min(1).default(1)).describe('Page number, from 1.').meta({ example: 1 }),
+  per_page: integerParam(z.int(integerMessage).min(1).max(100).default(25))
     .describe('Items per page, 1 to 100.')
     .meta({ example: 25 }),
 };
@@ -28,8 +34,8 @@ export const dateRangeParams = {
 
 // Ids are 32-bit integer columns: a larger id names nothing (and PostgreSQL would fail on it).
 const maxId = 2_147_483_647;
-export const siteId = z.coerce.number().int().min(1).max(maxId).describe('Website id.').meta({ example: 1 });
-export const articleId = z.coerce.number().int().min(1).max(maxId).describe('Article id.').meta({ example: 42 });
+export const siteId = integerParam(z.int(integerMessage).min(1).max(maxId)).describe('Website id.').meta({ example: 1 });
+export const articleId = integerParam(z.int(integerMessage).min(1).max(maxId)).describe('Article id.').meta({ example: 42 });
 
 const timestamp = z
   .string()

@@ -59,6 +59,8 @@ describe('sanitizeBody', () => {
       '<iframe> element',
       'data-service-protected attribute on <span>',
       'empty href attribute on <a>',
+      'removed 8 characters of text inside <script>',
+      'removed 6 characters of text inside <iframe>',
       'HTML comment',
     ]);
   });
@@ -75,6 +77,7 @@ describe('sanitizeBody', () => {
     expect(clientSanitize('<p onclick="a">1</p><p onclick="b">2</p><script>x</script><script>y</script>').removed).toEqual([
       'onclick attribute on <p>',
       '<script> element',
+      'removed 2 characters of text inside <script>',
     ]);
   });
 
