@@ -18,6 +18,10 @@ const settingsSchema = z.object({
   ALLOW_SIGNUP: z.enum(['true', 'false']).default('false'),
   DEMO_DATA: z.enum(['auto', 'off']).default('auto'),
   TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  SIGNIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(20),
+  SIGNIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
+  UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  MAX_API_KEYS: z.coerce.number().int().min(1).default(100),
 });
 
 export interface Settings {
@@ -39,6 +43,19 @@ export interface Settings {
   loadDemoData: boolean;
   /** Behind a load balancer: take the client address from X-Forwarded-For. */
   trustProxy: boolean;
+  /** Abuse limits (README, Limits). */
+  abuse: AbuseLimits;
+}
+
+export interface AbuseLimits {
+  /** Failed sign-ins for one e-mail, from any address, within 15 minutes before a 15-minute lock. */
+  signInFailuresPerEmail: number;
+  /** Failed sign-ins from one address, for any e-mails, within 15 minutes before a 15-minute lock. */
+  signInFailuresPerAddress: number;
+  /** Requests without a valid key or token per client address and minute (REST and MCP). */
+  unauthenticatedPerMinute: number;
+  /** Active (unrevoked) API keys per account. */
+  maxActiveKeys: number;
 }
 
 const withoutTrailingSlash = (url: string): string => url.replace(/\/+$/, '');
@@ -68,5 +85,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     allowSignup: e.ALLOW_SIGNUP === 'true',
     loadDemoData: e.DEMO_DATA === 'auto' && e.NODE_ENV !== 'production',
     trustProxy: e.TRUST_PROXY === 'true',
+    abuse: {
+      signInFailuresPerEmail: e.SIGNIN_FAILURES_PER_EMAIL,
+      signInFailuresPerAddress: e.SIGNIN_FAILURES_PER_ADDRESS,
+      unauthenticatedPerMinute: e.UNAUTHENTICATED_PER_MINUTE,
+      maxActiveKeys: e.MAX_API_KEYS,
+    },
   };
 }

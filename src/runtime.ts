@@ -30,6 +30,7 @@ export async function openRuntime(settings: Settings, options: { clock?: Clock; 
     maxImageBytes: settings.maxImageBytes,
     clock: options.clock ?? systemClock,
     redis,
+    abuse: settings.abuse,
     onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),
   });
   return {

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../core/errors.js';
+import type { Services } from '../services/index.js';
 import type { LimitState } from '../services/limits.js';
 
 /** The classic X-RateLimit-* headers and the IETF RateLimit fields for one limit. */
@@ -25,3 +26,21 @@ export const rateLimited = (state: LimitState): AppError =>
     { limit: state.limit },
     state.retryAfter,
   );
+
+/**
+ * Counts a request without a valid key or token against its client address. Over the limit the
+ * answer is a 429 instead of the 401, so guessing keys or tokens is slowed down across nodes.
+ */
+export async function refusedUnauthenticated(services: Services, clientIp: string, unauthenticated: AppError): Promise<AppError> {
+  const state = await services.unauthenticatedLimiter.consume(clientIp);
+  if (state.allowed) return unauthenticated;
+  return new AppError(
+    'rate_limited',
+    `At most ${state.limit} requests per minute without a valid key or token from one address; retry in ${state.retryAfter} s.`,
+    { limit: state.limit },
+    state.retryAfter,
+  );
+}
+
+/** The largest JSON body REST and MCP take (413 payload_too_large above it). */
+export const jsonBodyLimit = 5 * 1024 * 1024;

@@ -12,7 +12,7 @@ import { AppError } from '../core/errors.js';
 import { activityPlugin } from '../http/activity.js';
 import '../http/context.js';
 import { errorsPlugin, frameworkErrors } from '../http/errors.js';
-import { rateLimited, setLimitHeaders } from '../http/limits.js';
+import { jsonBodyLimit, rateLimited, refusedUnauthenticated, setLimitHeaders } from '../http/limits.js';
 import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
@@ -169,7 +169,7 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
       const message = token
         ? 'The access token is invalid, expired or revoked; sign in again.'
         : 'Connect through OAuth: sign in to Anchorage and allow access.';
-      return refuse(request, reply, new AppError('unauthenticated', message));
+      return refuse(request, reply, await refusedUnauthenticated(services, request.ip, new AppError('unauthenticated', message)));
     }
     const connection = `mcp_grant:${actor.credential.kind === 'mcp_grant' ? actor.credential.id : 0}`;
     const limit = await services.requestLimiter.consume(connection);
@@ -222,9 +222,8 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
     }
     return reply.send(response);
   };
-  // An inline image (replace_featured_image) is base64: a third larger than the image itself.
-  const bodyLimit = Math.ceil((settings.maxImageBytes * 4) / 3) + 1024 * 1024;
-  app.post('/', { bodyLimit }, handler);
+  // Capped like REST JSON bodies (413 payload_too_large): an inline image (base64) must fit, larger ones go by url.
+  app.post('/', { bodyLimit: jsonBodyLimit }, handler);
   app.get('/', handler);
   app.delete('/', handler);
 }

@@ -16,6 +16,7 @@ import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js'
 import { OAuthService } from './oauth.js';
 import { RevisionsService } from './revisions.js';
 import { registrationsPerHour, RequestLimiter, SignInThrottle, WindowLimiter } from './limits.js';
+import type { AbuseLimits } from '../config.js';
 import { SessionsService } from './sessions.js';
 import { SitesService } from './sites.js';
 import { StatsService } from './stats.js';
@@ -29,6 +30,7 @@ export interface ServiceDeps {
   maxImageBytes: number;
   clock: Clock;
   redis?: Redis;
+  abuse: AbuseLimits;
   onBackgroundError: (error: unknown) => void;
 }
 
@@ -39,7 +41,7 @@ export function createServices(deps: ServiceDeps) {
   const sites = new SitesService(kysely);
   const counters = new CountersService(kysely, db.dialect);
   const users = new UsersService(kysely, clock);
-  const keys = new KeysService(kysely, clock);
+  const keys = new KeysService(kysely, clock, deps.abuse.maxActiveKeys);
   const importer = new ImportService(kysely, clock);
   const activity = new ActivityLog(kysely, deps.onBackgroundError);
   const revisions = new RevisionsService(kysely, clock);
@@ -76,7 +78,11 @@ export function createServices(deps: ServiceDeps) {
     requestLimiter: new RequestLimiter(deps.redis),
     registrationLimiter: new WindowLimiter({ points: registrationsPerHour, duration: 3600, keyPrefix: 'anchorage:dcr' }, deps.redis),
     sessions: new SessionsService(kysely, clock),
-    signInThrottle: new SignInThrottle(deps.redis),
+    signInThrottle: new SignInThrottle({ perEmail: deps.abuse.signInFailuresPerEmail, perAddress: deps.abuse.signInFailuresPerAddress }, deps.redis),
+    unauthenticatedLimiter: new WindowLimiter(
+      { points: deps.abuse.unauthenticatedPerMinute, duration: 60, keyPrefix: 'anchorage:unauthenticated' },
+      deps.redis,
+    ),
     uiQueries: new UiQueries(kysely),
     oauth: new OAuthService(kysely, clock),
   };

@@ -28,6 +28,13 @@ const lastUsedFlushMs = 1_000;
 /** Key ids per UPDATE, well under either database's limit on bound parameters. */
 const lastUsedBatch = 500;
 
+/** The account holds as many active keys as it may: revoke one first. */
+export class TooManyKeysError extends Error {
+  constructor(readonly limit: number) {
+    super(`An account may hold at most ${limit} active API keys. Revoke one you no longer use, then create the new one.`);
+  }
+}
+
 export class KeysService {
   /** When each key's use was last recorded (ms); entries older than the granularity are dropped. */
   private readonly lastUsedRecorded = new Map<number, number>();
@@ -38,10 +45,20 @@ export class KeysService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    /** Active (unrevoked) keys one account may hold. */
+    readonly maxActive = 100,
   ) {}
 
+  /** A new key; TooManyKeysError when the account already holds `maxActive` active keys. */
   async create(userId: number, options: { name?: string; readOnly?: boolean }): Promise<CreatedKey> {
     const user = await this.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', userId).executeTakeFirstOrThrow();
+    const active = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('account_id', '=', user.account_id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    if (Number(active.n) >= this.maxActive) throw new TooManyKeysError(this.maxActive);
     const key = newApiKey();
     const row = await this.db
       .insertInto('api_keys')

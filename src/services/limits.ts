@@ -68,34 +68,75 @@ export class RequestLimiter extends WindowLimiter {
   }
 }
 
+/** One sign-in rule: `failures` within `window` seconds lock the key for `lock` seconds. */
+interface SignInRule {
+  name: 'pair' | 'email' | 'address';
+  failures: number;
+  window: number;
+  lock: number;
+}
+
+/** Why sign-in must wait, and for how long (seconds). */
+export interface SignInWait {
+  rule: SignInRule['name'];
+  seconds: number;
+}
+
 /**
- * Slows down guessing: after 5 failed sign-ins for one e-mail from one address within 15
- * minutes, further attempts wait out a one-minute block that is shared across nodes when Redis is set.
+ * Slows down guessing, shared across nodes when Redis is set. Three counts of failed sign-ins
+ * within 15 minutes: one e-mail from one address (5, then a one-minute lock), one e-mail from
+ * any addresses (credential stuffing; then a 15-minute lock), and one address for any e-mails
+ * (spraying; then a 15-minute lock). A lock ends the count: after it, counting starts anew. A
+ * success clears the e-mail's counts, never the address's (an attacker's own successful
+ * sign-in must not reset a spray).
  */
 export class SignInThrottle {
-  private readonly limiter: RateLimiterAbstract;
+  private readonly rules: { rule: SignInRule; limiter: RateLimiterAbstract }[];
 
-  constructor(redis?: Redis) {
-    const options = { points: 5, duration: 15 * 60, blockDuration: 60, keyPrefix: 'anchorage:signin' };
-    this.limiter = redis
-      ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) })
-      : new RateLimiterMemory(options);
+  constructor(limits: { perEmail: number; perAddress: number }, redis?: Redis) {
+    const rules: SignInRule[] = [
+      { name: 'pair', failures: 5, window: 15 * 60, lock: 60 },
+      { name: 'email', failures: limits.perEmail, window: 15 * 60, lock: 15 * 60 },
+      { name: 'address', failures: limits.perAddress, window: 15 * 60, lock: 15 * 60 },
+    ];
+    this.rules = rules.map((rule) => {
+      const options = { points: rule.failures, duration: rule.window, keyPrefix: `anchorage:signin:${rule.name}` };
+      const limiter = redis
+        ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) })
+        : new RateLimiterMemory(options);
+      return { rule, limiter };
+    });
   }
 
-  private key = (email: string, ip: string) => `${email.trim().toLowerCase()}|${ip}`;
+  private key(rule: SignInRule, email: string, ip: string): string {
+    const mail = email.trim().toLowerCase();
+    return rule.name === 'pair' ? `${mail}|${ip}` : rule.name === 'email' ? mail : ip;
+  }
 
-  /** Seconds the caller must wait before another attempt, 0 when it may try now. */
-  async waitSeconds(email: string, ip: string): Promise<number> {
-    const state = await this.limiter.get(this.key(email, ip));
-    return state && state.consumedPoints >= 5 ? Math.ceil(state.msBeforeNext / 1000) : 0;
+  /** The longest lock the caller is under, or undefined when it may try now. */
+  async wait(email: string, ip: string): Promise<SignInWait | undefined> {
+    let longest: SignInWait | undefined;
+    for (const { rule, limiter } of this.rules) {
+      const state = await limiter.get(this.key(rule, email, ip));
+      if (!state || state.consumedPoints <= rule.failures) continue;
+      const seconds = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
+      if (!longest || seconds > longest.seconds) longest = { rule: rule.name, seconds };
+    }
+    return longest;
   }
 
   async failed(email: string, ip: string): Promise<void> {
-    // Past 5 points the limiter blocks the key for blockDuration; the rejection is expected.
-    await this.limiter.consume(this.key(email, ip)).catch(() => undefined);
+    for (const { rule, limiter } of this.rules) {
+      const key = this.key(rule, email, ip);
+      const counted = await limiter.penalty(key, 1);
+      // The last allowed failure starts the lock at once (block() marks the key as over its points).
+      if (counted.consumedPoints >= rule.failures) await limiter.block(key, rule.lock);
+    }
   }
 
   async succeeded(email: string, ip: string): Promise<void> {
-    await this.limiter.delete(this.key(email, ip));
+    for (const { rule, limiter } of this.rules) {
+      if (rule.name !== 'address') await limiter.delete(this.key(rule, email, ip));
+    }
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../config.js';
 import type { Services } from '../services/index.js';
+import type { SignInWait } from '../services/limits.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { textField } from './context.js';
@@ -32,6 +33,19 @@ function signInPage(csrfToken: string, next: string, allowSignup: boolean, email
   });
 }
 
+const lockReasons: Record<SignInWait['rule'], string> = {
+  pair: 'Too many failed sign-ins for this e-mail address from your network.',
+  email: 'Too many failed sign-ins for this e-mail address.',
+  address: 'Too many failed sign-ins from your network.',
+};
+
+/** The 429 page's message: why, and the real wait (the same number as Retry-After). */
+function lockMessage(wait: SignInWait): string {
+  const minutes = Math.ceil(wait.seconds / 60);
+  const when = wait.seconds < 120 ? `${wait.seconds} seconds` : `${minutes} minutes`;
+  return `${lockReasons[wait.rule]} Sign-in is locked; try again in ${when}.`;
+}
+
 /** Sign-in and sign-out, shared by the UI and the MCP connection flow. */
 export async function signInRoutes(app: FastifyInstance, options: { services: Services; settings: Settings }) {
   const { services } = options;
@@ -50,13 +64,13 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     checkCsrf(session, form._csrf);
     const email = textField(form.email).trim();
     const next = safeNext(form.next, options.settings.publicUrl);
-    const wait = await services.signInThrottle.waitSeconds(email, request.ip);
-    if (wait > 0) {
+    const wait = await services.signInThrottle.wait(email, request.ip);
+    if (wait) {
       return reply
         .code(429)
-        .header('retry-after', wait)
+        .header('retry-after', wait.seconds)
         .type('text/html')
-        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, `Too many failed attempts. Try again in ${wait} seconds.`));
+        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, lockMessage(wait)));
     }
     const user = await services.users.verifyPassword(email, textField(form.password));
     if (!user) {

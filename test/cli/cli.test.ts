@@ -149,6 +149,21 @@ describe('anchorage CLI', () => {
     expect((await cli(['key', 'create', '--email', 'nobody@cli.test'])).code).toBe(1);
   });
 
+  it('refuses a key past MAX_API_KEYS active keys with a message and exit 1', async () => {
+    const saved = env;
+    env = { ...env, MAX_API_KEYS: '1' };
+    try {
+      expect((await cli(['user', 'create', '--email', 'capped@cli.test', '--password', 'long enough password'])).code).toBe(0);
+      expect((await cli(['key', 'create', '--email', 'capped@cli.test'])).code).toBe(0);
+      const refused = await cli(['key', 'create', '--email', 'capped@cli.test']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('at most 1 active API keys');
+      expect(refused.stdout).not.toMatch(/ak_/);
+    } finally {
+      env = saved;
+    }
+  });
+
   it('imports a file in input order, sanitising bodies and keeping protected links', async () => {
     const file = join(dataDir, 'import.json');
     writeFileSync(file, JSON.stringify({ sites: [site('owner@cli.test'), site('owner@cli.test', { name: 'Second' })] }));

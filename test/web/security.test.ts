@@ -86,7 +86,8 @@ describe('UI security', () => {
     const blocked = await browser.post('/app/sign-in', { _csrf: token, email: victim.email, password });
     expect(blocked.statusCode).toBe(429);
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-    expect(blocked.body).toContain('Too many failed attempts');
+    expect(blocked.body).toContain('Too many failed sign-ins');
+    expect(blocked.body).toContain(`try again in ${blocked.headers['retry-after']} seconds`);
   });
 
   it('refuses every form without the session’s CSRF token, and changes nothing', async () => {

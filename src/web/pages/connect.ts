@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../core/errors.js';
-import type { ApiKeySummary, CreatedKey } from '../../services/keys.js';
+import { type ApiKeySummary, type CreatedKey, TooManyKeysError } from '../../services/keys.js';
 import { badge, csrfField, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
@@ -104,6 +104,7 @@ ${extra.created ?? ''}
 </div>
 <section class="card" aria-labelledby="keys-h">
   <h2 id="keys-h">Your API keys <span class="count">${active} active</span></h2>
+  <p class="muted small">An account may hold ${services.keys.maxActive} active keys; revoke keys you no longer use.</p>
   ${tableWrap(
     'API keys',
     html`<tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Access</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
@@ -134,7 +135,13 @@ ${extra.created ?? ''}
       const message = notice('error', `Give the key a name of 1 to ${maxNameLength} characters.`);
       return sendPage(reply, ui, await render(ui, { message, name, readOnly }), 422);
     }
-    const created = await services.keys.create(ui.user.userId, { name, readOnly });
+    let created: CreatedKey;
+    try {
+      created = await services.keys.create(ui.user.userId, { name, readOnly });
+    } catch (error) {
+      if (!(error instanceof TooManyKeysError)) throw error;
+      return sendPage(reply, ui, await render(ui, { message: notice('error', error.message), name, readOnly }), 422);
+    }
     // Shown in this response only (never in a URL, a log or a later page).
     return sendPage(reply, ui, await render(ui, { created: newKeyPanel(created, name, readOnly, settings.publicUrl) }), 201);
   });
