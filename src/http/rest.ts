@@ -7,7 +7,6 @@ import { runOperation } from '../operations/run.js';
 import { errorSchema } from '../operations/schemas.js';
 import type { Operation, OperationResult } from '../operations/types.js';
 import type { Actor } from '../services/actor.js';
-import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import { authenticateApiKey } from './auth.js';
 import { fieldsOf } from './errors.js';
