@@ -6,7 +6,7 @@ import { operations } from '../operations/index.js';
 import type { Services } from '../services/index.js';
 import { activityPlugin } from './activity.js';
 import './context.js';
-import { errorsPlugin, frameworkErrors } from './errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors.js';
 import { healthRoutes } from './health.js';
 import { mediaRoutes } from './media.js';
 import { openApiPlugin, openApiRoutes } from './openapi.js';
@@ -36,6 +36,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     trustProxy: settings.trustProxy,
     return503OnClosing: true,
     frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

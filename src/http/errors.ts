@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -65,6 +67,26 @@ function clientErrorOf(status: number, code: string | undefined): AppError {
   if (status === 413) return new AppError('payload_too_large', 'The request body is too large.');
   if (status === 415) return new AppError('unsupported_media_type', 'The request body has an unsupported content type.');
   return validationFailed({ '(request)': ['The request cannot be served as sent.'] });
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node cannot parse (bad bytes, conflicting framing,
+ * headers over the size limit) gets an Error body of the catalogue, as Fastify's default would
+ * otherwise write its own (`statusCode`, framework wording).
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('payload_too_large', 'The request headers are too large.')
+      : new AppError('invalid_json', 'The request is not valid HTTP/1.1.');
+  const body = JSON.stringify(appError.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /**

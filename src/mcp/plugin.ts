@@ -11,7 +11,7 @@ import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
 import { activityPlugin } from '../http/activity.js';
 import '../http/context.js';
-import { errorsPlugin, frameworkErrors } from '../http/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from '../http/errors.js';
 import { jsonBodyLimit, rateLimited, refusedUnauthenticated, setLimitHeaders } from '../http/limits.js';
 import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
@@ -205,7 +205,14 @@ export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceO
     calls.set(authInfo, call);
     const abort = new AbortController();
     reply.raw.on('close', () => abort.abort());
-    const webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
+    let webRequest: Request;
+    try {
+      webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
+    } catch (error) {
+      // JSON.parse takes nesting that JSON.stringify cannot write back (a stack overflow): no JSON-RPC message is that deep.
+      if (error instanceof RangeError) return refuse(request, reply, new AppError('invalid_json', 'The JSON-RPC message is nested too deeply.'), actor);
+      throw error;
+    }
     const parsedBody: unknown = request.body;
     const info = requestInfo(request);
     const response = (await isLegacyRequest(webRequest, parsedBody))
@@ -279,6 +286,7 @@ export async function buildMcpApp(options: AgentInterfaceOptions & { logger?: bo
     trustProxy: settings.trustProxy,
     return503OnClosing: true,
     frameworkErrors,
+    clientErrorHandler,
   });
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);

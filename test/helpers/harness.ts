@@ -90,7 +90,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const clock = options.clock ?? new TestClock();
   const runtime = await openRuntime(settings, { clock, logger: pino({ level: 'silent' }) });
-  const { app, stop } = await buildApp({ settings, services: runtime.services, logger: false });
+  const { app, stop } = await buildApp({ settings, services: runtime.services, logger: process.env.TEST_LOG ? { level: 'error' } : false });
   await app.ready();
   if (port) await app.listen({ port, host: '127.0.0.1' });
   return {
