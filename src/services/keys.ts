@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { apiKeyPattern, newApiKey, sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
+import { precompiled } from '../db/precompiled.js';
 import type { Database } from '../db/schema.js';
 import type { Actor, RequestInfo } from './actor.js';
 
@@ -42,12 +43,25 @@ export class KeysService {
   private readonly pendingUses = new Map<number, string>();
   private flushTimer: NodeJS.Timeout | undefined;
 
+  /** The unrevoked key with a hash, and its user's staff flag. */
+  private readonly byHash;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     /** Active (unrevoked) keys one account may hold. */
     readonly maxActive = 100,
-  ) {}
+  ) {
+    this.byHash = precompiled(
+      db,
+      db
+        .selectFrom('api_keys')
+        .innerJoin('users', 'users.id', 'api_keys.user_id')
+        .select(['api_keys.id', 'api_keys.account_id', 'api_keys.user_id', 'api_keys.read_only', 'users.staff'])
+        .where('api_keys.key_hash', '=', '')
+        .where('api_keys.revoked_at', 'is', null),
+    );
+  }
 
   /** A new key; TooManyKeysError when the account already holds `maxActive` active keys. */
   async create(userId: number, options: { name?: string; readOnly?: boolean }): Promise<CreatedKey> {
@@ -101,13 +115,7 @@ export class KeysService {
   /** The actor of a valid, unrevoked key, or undefined. */
   async authenticate(key: string, request: RequestInfo | null): Promise<Actor | undefined> {
     if (!apiKeyPattern.test(key)) return undefined;
-    const row = await this.db
-      .selectFrom('api_keys')
-      .innerJoin('users', 'users.id', 'api_keys.user_id')
-      .select(['api_keys.id', 'api_keys.account_id', 'api_keys.user_id', 'api_keys.read_only', 'users.staff'])
-      .where('api_keys.key_hash', '=', sha256(key))
-      .where('api_keys.revoked_at', 'is', null)
-      .executeTakeFirst();
+    const [row] = await this.byHash(sha256(key));
     if (!row) return undefined;
     this.touch(row.id);
     return {
