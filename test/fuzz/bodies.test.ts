@@ -152,7 +152,7 @@ describe('fuzz: hostile bodies, signed in', () => {
         nextDayIfSpent(response?.statusCode, response?.body);
         check(`${target} ${response?.statusCode}`, () => expectSound(sent, response));
       }),
-      fuzzParameters(400),
+      fuzzParameters(250),
     );
     reportFindings();
   });
@@ -201,7 +201,7 @@ describe('fuzz: hostile bodies, signed in', () => {
         credentials.mayHaveSpent();
         check(`POST ${route.path} ${response?.statusCode}`, () => expectSound(sent, response));
       }),
-      fuzzParameters(400),
+      fuzzParameters(250),
     );
     reportFindings();
   });
@@ -257,7 +257,7 @@ describe('fuzz: hostile bodies, signed in', () => {
         if (response?.body.includes('edit_limit_exceeded')) nextDayIfSpent(429, 'edit_limit_exceeded');
         check(`MCP ${response?.statusCode}`, () => expectSoundToolResult(sent, response));
       }),
-      fuzzParameters(400),
+      fuzzParameters(250),
     );
     reportFindings();
   });
@@ -335,7 +335,7 @@ describe('fuzz: hostile bodies, signed in', () => {
           check(`authorize redirect ${response.statusCode}`, () => expect(String(response.headers.location), JSON.stringify(sent)).toMatch(/^\/(?!\/)/));
         }
       }),
-      fuzzParameters(400),
+      fuzzParameters(250),
     );
     reportFindings();
   });

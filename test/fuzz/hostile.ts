@@ -372,13 +372,31 @@ export interface World {
   credentials: Credentials;
 }
 
+/** An access token for /mcp, issued through the authorization server's service (the browser part is tested elsewhere). */
+export async function issueMcpToken(harness: Harness, userId: number, scope = `${readScope} ${writeScope}`): Promise<string> {
+  const { services } = harness;
+  const redirectUri = 'http://127.0.0.1:7777/callback';
+  const client = await services.oauth.register({ client_name: 'Fuzz client', redirect_uris: [redirectUri] }, async () => undefined);
+  const verifier = randomBytes(32).toString('base64url');
+  const code = await services.oauth.issueCode({
+    clientId: client.client_id,
+    userId,
+    redirectUri,
+    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+    resource: harness.settings.mcpPublicUrl,
+    scope,
+  });
+  const tokens = await services.oauth.exchangeCode({ code, clientId: client.client_id, redirectUri, codeVerifier: verifier, resource: undefined });
+  return tokens.access_token;
+}
+
 const protectedLink = '<a href="https://partner.example/guide" data-service-protected="backlink">partner guide</a>';
 
 /** Uses of one key or token before a new one is made: stays under the 60-per-minute request limit. */
 const usesPerCredential = 50;
 
 export async function startWorld(): Promise<World> {
-  const harness = await startHarness({ env: { ALLOW_SIGNUP: 'true', TRUST_PROXY: 'true' } });
+  const harness = await startHarness({ redis: true, env: { ALLOW_SIGNUP: 'true', TRUST_PROXY: 'true' } });
   const { services, app } = harness;
   const customer = await createCustomer(services);
   const other = await createCustomer(services);
@@ -435,21 +453,7 @@ export async function startWorld(): Promise<World> {
   };
   const apiKey = rotating(freshKey(customer));
   const staffKey = rotating(freshKey(staff));
-  const mcpToken = rotating(async () => {
-    const redirectUri = 'http://127.0.0.1:7777/callback';
-    const client = await services.oauth.register({ client_name: 'Fuzz client', redirect_uris: [redirectUri] }, async () => undefined);
-    const verifier = randomBytes(32).toString('base64url');
-    const code = await services.oauth.issueCode({
-      clientId: client.client_id,
-      userId: customer.userId,
-      redirectUri,
-      codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-      resource: harness.settings.mcpPublicUrl,
-      scope: `${readScope} ${writeScope}`,
-    });
-    const tokens = await services.oauth.exchangeCode({ code, clientId: client.client_id, redirectUri, codeVerifier: verifier, resource: undefined });
-    return tokens.access_token;
-  });
+  const mcpToken = rotating(() => issueMcpToken(harness, customer.userId));
   let session: Promise<{ cookie: string; csrf: string }> | undefined;
   const credentials: Credentials = {
     apiKey: apiKey.get,

@@ -129,7 +129,7 @@ describe('fuzz: raw bytes on a real socket', () => {
           }
         });
       }),
-      fuzzParameters(250),
+      fuzzParameters(200),
     );
     reportFindings();
   });

@@ -80,7 +80,7 @@ describe('fuzz: every route with hostile paths, queries, headers and cookies', (
         if (/sign-(in|out|up)|revoke|keys/.test(path)) credentials.mayHaveSpent();
         check(`${method} ${route.path}`, () => expectSound(sent, response));
       }),
-      fuzzParameters(700),
+      fuzzParameters(500),
     );
     reportFindings();
   });

@@ -1,0 +1,87 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { expectSound, issueMcpToken } from './hostile.js';
+
+/**
+ * What the fuzz suite found, pinned as examples: each answered 500 or a framework body before
+ * its fix, and each must keep answering a 4xx of the catalogue whatever seed the fuzzer draws.
+ */
+describe('fuzz findings, pinned', () => {
+  let harness: Harness;
+  let port: number;
+
+  beforeAll(async () => {
+    harness = await startHarness({ listen: true });
+    port = Number(new URL(harness.settings.publicUrl).port);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  const inject = async (method: string, url: string, headers: Record<string, string> = {}, payload?: string) => {
+    const sent = { method, url, headers, payload };
+    const response = await harness.app.inject({ method: method as 'GET', url, headers, payload });
+    expectSound(sent, response);
+    return response;
+  };
+
+  it('static files: encoded traversal and a failed precondition are 404 and 412, not 500', async () => {
+    for (const url of ['/docs/static/..%5c', '/assets/..%5c..%5cpackage.json', '/assets/vendor/chart.umd.min.js%00']) {
+      const response = await inject('GET', url);
+      expect(response.statusCode, url).toBe(404);
+      // The UI's assets answer with the UI's error page; the API docs with the Error body.
+      if (url.startsWith('/docs')) expect(response.json()).toMatchObject({ error: 'not_found' });
+    }
+    const conditional = await inject('GET', '/docs/static/index.html/%2e%2e', { 'if-match': 'W/"1"' });
+    expect(conditional.statusCode).toBe(412);
+    expect(conditional.json()).toMatchObject({ error: 'precondition_failed' });
+  });
+
+  it('an undecodable URL or an over-long path parameter is a 404 of the catalogue, not the framework body', async () => {
+    const { key } = await createCustomer(harness.services);
+    for (const url of ['/api/v1/articles/%zz', '/api/v1/sites/%/backlinks', `/api/v1/articles/${'9'.repeat(500)}`]) {
+      const response = await inject('GET', url, { authorization: `Bearer ${key}` });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.json()).toEqual({ error: 'not_found', message: 'Nothing is served at this path.' });
+    }
+  });
+
+  it('sign-in and sign-out without a form body (or with JSON null) are refused, not 500', async () => {
+    for (const [url, headers, payload] of [
+      ['/app/sign-out', {}, undefined],
+      ['/app/sign-in', {}, undefined],
+      ['/app/sign-in', { 'content-type': 'application/json' }, 'null'],
+      ['/app/sign-in', { 'content-type': 'application/json' }, '{"_csrf":"x","email":{"toString":1}}'],
+    ] as const) {
+      const response = await inject('POST', url, headers, payload);
+      expect(response.statusCode, `${url} ${payload}`).toBe(403);
+    }
+  });
+
+  it('an MCP OPTIONS request without preflight headers is not a plain-text 400', async () => {
+    const response = await inject('OPTIONS', '/mcp');
+    expect(response.statusCode).toBeLessThan(400);
+  });
+
+  it('a JSON-RPC message nested 10,000 levels deep is 400 invalid_json, not 500', async () => {
+    const token = await issueMcpToken(harness, (await createCustomer(harness.services)).userId);
+    const payload = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    const response = await inject('POST', '/mcp', { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'invalid_json' });
+  });
+
+  it('bytes Node cannot parse as HTTP get an Error body of the catalogue, not the framework one', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      const socket = connect(port, '127.0.0.1');
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      socket.end('GET /api/v1/sites HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n');
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_json', message: 'The request is not valid HTTP/1.1.' });
+  });
+});
