@@ -184,7 +184,7 @@ export const replaceFeaturedImageTool: ToolDefinition = {
   name: 'replace_featured_image',
   title: 'Replace the featured image',
   description:
-    'Sets an article’s featured image, creating a revision. Send either url (an absolute http/https image URL, stored and never fetched) or image_base64 with filename (a JPEG, PNG, WebP, GIF or AVIF image, recognised by its content, at most 10 MiB and 40 megapixels; it is stored and served by the service). Errors: not_found, insufficient_scope, validation_failed, unsupported_image, image_too_large (limit in bytes), rate_limited, edit_limit_exceeded.',
+    'Sets an article’s featured image, creating a revision. Send either url (an absolute http/https image URL, stored and never fetched) or image_base64 with filename (a JPEG, PNG, WebP, GIF or AVIF image, recognised by its content, at most 10 MiB and 40 megapixels; it is stored and served by the service). Errors: not_found, insufficient_scope, validation_failed, unsupported_image, image_too_large (limit in bytes, or in pixels when the pixel count is over), rate_limited, edit_limit_exceeded.',
   // Sending the same image again changes nothing: uploads are stored under their content hash.
   annotations: { ...write, idempotentHint: true },
   input: z.strictObject({

@@ -26,6 +26,12 @@ export interface WriteOptions {
   dryRun?: boolean;
   ifMatch?: string;
   idempotencyKey?: string;
+  /**
+   * Stores what the change refers to (an uploaded image), last inside the write's transaction:
+   * after every check, so a refused write stores nothing, and with the database store rolled
+   * back with it.
+   */
+  storeMedia?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 export interface WriteResult {
@@ -257,6 +263,7 @@ export class ArticleWritesService {
       if (idempotencyKey !== undefined) {
         await this.idempotency.complete(trx, actor.accountId, idempotencyKey, { ok: true, result });
       }
+      await options.storeMedia?.(trx);
       return result;
     }).then((result) => {
       // The activity record went in with the change: the transport must not add a second one.

@@ -2,7 +2,7 @@ import { validationFailed } from '../core/errors.js';
 import type { Actor } from './actor.js';
 import type { ArticleWritesService, WriteOptions, WriteResult } from './article-writes.js';
 import { sha256 } from '../core/secrets.js';
-import { checkImage, type MediaStore } from './media.js';
+import { checkImage, mediaNameOf, type MediaStore } from './media.js';
 
 export interface FeaturedImageInput {
   /** An absolute http(s) URL, stored and never fetched. */
@@ -36,17 +36,34 @@ export class FeaturedImagesService {
     }
     let url: string;
     let fingerprint: string;
+    let storeMedia: WriteOptions['storeMedia'];
+    let undo: (() => Promise<void>) | undefined;
     if (input.image !== undefined) {
       const image = await checkImage(input.image, this.maxImageBytes);
-      const name = await this.media.put(image);
-      url = `${this.publicUrl}/media/${name}`;
+      url = `${this.publicUrl}/media/${mediaNameOf(image)}`;
       fingerprint = sha256(input.image);
+      // Stored only once access, If-Match, the guard, the edit allowance and the idempotency key
+      // have all passed: a refused upload leaves nothing under /media/.
+      storeMedia = async (trx) => {
+        ({ undo } = await this.media.put(image, trx));
+      };
     } else {
       if (!absoluteHttpUrl(input.url!)) throw validationFailed({ url: ['Must be an absolute http or https URL.'] });
       url = input.url!;
       fingerprint = url;
     }
-    return this.writes.replaceFeaturedImage(actor, articleId, { url, reason: input.reason, fingerprint: `${fingerprint}|${input.reason ?? ''}` }, options);
+    try {
+      return await this.writes.replaceFeaturedImage(
+        actor,
+        articleId,
+        { url, reason: input.reason, fingerprint: `${fingerprint}|${input.reason ?? ''}` },
+        { ...options, storeMedia },
+      );
+    } catch (error) {
+      // The transaction failed after the file was written (a commit error): take a new file back.
+      await undo?.();
+      throw error;
+    }
   }
 }
 

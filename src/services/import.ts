@@ -12,23 +12,31 @@ const timestamp = z.iso.datetime({ offset: false, precision: 0 });
 // PostgreSQL text cannot hold U+0000: refuse it with its path rather than fail on save.
 const noNul = (value: string) => !value.includes('\u0000');
 const text = z.string().max(100_000).refine(noNul, 'Must not contain the character U+0000.');
+/** Links the UI and the API hand out: absolute http(s) only, as the API takes (no `javascript:`, `data:` …). */
+const httpUrl = text.refine((value) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}, 'Must be an absolute http or https URL.');
 
 const importArticle = z.strictObject({
   title: text.refine((v) => [...v].length <= 255, 'At most 255 characters.').nullable().optional(),
-  url: text.nullable().optional(),
+  url: httpUrl.nullable().optional(),
   status: z.enum(articleStatuses),
   published_at: timestamp.nullable().optional(),
   target_keyword: text.nullable().optional(),
   meta_description: text.refine((v) => [...v].length <= 500, 'At most 500 characters.').nullable().optional(),
-  featured_image_url: text.nullable().optional(),
+  featured_image_url: httpUrl.nullable().optional(),
   body: z.string().max(5_000_000),
 });
 
 const importBacklink = z.strictObject({
   acquired_at: timestamp.nullable().optional(),
   source_domain: text.nullable().optional(),
-  source_url: text.nullable().optional(),
-  target_url: text.nullable().optional(),
+  source_url: httpUrl.nullable().optional(),
+  target_url: httpUrl.nullable().optional(),
   anchor_text: text.nullable().optional(),
   anchor_type: z.enum(anchorTypes).nullable().optional(),
   status: z.enum(backlinkStatuses).nullable().optional(),
@@ -38,7 +46,7 @@ const importBacklink = z.strictObject({
 const importSite = z.strictObject({
   owner: z.email(),
   name: text.nullable().optional(),
-  website_url: text.nullable().optional(),
+  website_url: httpUrl.nullable().optional(),
   language: text.nullable().optional(),
   country: text.nullable().optional(),
   geographic_scope: text.nullable().optional(),

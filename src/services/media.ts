@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import sharp from 'sharp';
 import { AppError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
@@ -42,18 +42,24 @@ export async function checkImage(bytes: Buffer, maxBytes: number): Promise<Check
   const known = format ? formats[format] : undefined;
   if (!known) throw new AppError('unsupported_image', 'The file is not a JPEG, PNG, WebP, GIF or AVIF image.');
   if (pixels > maxImagePixels) {
-    throw new AppError('image_too_large', `The image has more than ${maxImagePixels} pixels.`, { limit: maxBytes });
+    // `limit` is in the unit the message names: pixels here, bytes for the file size.
+    throw new AppError('image_too_large', `The image has more than ${maxImagePixels} pixels (limit in pixels).`, { limit: maxImagePixels });
   }
   return { bytes, ...known };
 }
 
 /** Where uploaded images live: content-addressed names, served under the service's own URL. */
 export interface MediaStore {
-  put(image: CheckedImage): Promise<string>;
+  /**
+   * Stores the image under `mediaNameOf(image)` as part of a write's transaction `trx` (the
+   * database store writes through it). Returns how to take a newly created file back if that
+   * transaction fails after all.
+   */
+  put(image: CheckedImage, trx?: Transaction<Database>): Promise<{ undo: () => Promise<void> }>;
   get(name: string): Promise<{ bytes: Buffer; contentType: string } | undefined>;
 }
 
-const nameOf = (image: CheckedImage) => `${createHash('sha256').update(image.bytes).digest('hex')}.${image.extension}`;
+export const mediaNameOf = (image: CheckedImage) => `${createHash('sha256').update(image.bytes).digest('hex')}.${image.extension}`;
 const namePattern = /^[0-9a-f]{64}\.(jpg|png|webp|gif|avif)$/;
 const contentTypeOfName = (name: string) =>
   Object.values(formats).find((f) => name.endsWith(`.${f.extension}`))!.contentType;
@@ -62,14 +68,16 @@ const contentTypeOfName = (name: string) =>
 export class FileMediaStore implements MediaStore {
   constructor(private readonly dir: string) {}
 
-  async put(image: CheckedImage): Promise<string> {
-    const name = nameOf(image);
+  async put(image: CheckedImage) {
+    const name = mediaNameOf(image);
+    const path = join(this.dir, name);
+    const existed = await access(path).then(() => true, () => false);
     await mkdir(this.dir, { recursive: true });
     // Write then rename, so a reader never sees half a file.
     const temporary = join(this.dir, `.${name}.${process.pid}.tmp`);
     await writeFile(temporary, image.bytes);
-    await rename(temporary, join(this.dir, name));
-    return name;
+    await rename(temporary, path);
+    return { undo: async () => (existed ? undefined : rm(path, { force: true })) };
   }
 
   async get(name: string) {
@@ -89,14 +97,15 @@ export class DatabaseMediaStore implements MediaStore {
     private readonly clock: Clock,
   ) {}
 
-  async put(image: CheckedImage): Promise<string> {
-    const name = nameOf(image);
-    await this.db
+  async put(image: CheckedImage, trx?: Transaction<Database>) {
+    const name = mediaNameOf(image);
+    await (trx ?? this.db)
       .insertInto('media')
       .values({ key: name, content_type: image.contentType, bytes: image.bytes, created_at: toTimestamp(this.clock.now()) })
       .onConflict((oc) => oc.column('key').doNothing())
       .execute();
-    return name;
+    // Inside `trx`, a failed write rolls the row back itself.
+    return { undo: async () => undefined };
   }
 
   async get(name: string) {
