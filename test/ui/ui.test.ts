@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacklinkFixture, ArticleFixture } from '../helpers/fixtures.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { s256 } from '../../src/services/oauth.js';
 import { pipelineRewrite } from '../web/browser.js';
 
 /**
@@ -324,6 +325,82 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
     const refused = await api('/api/v1/sites', apiKey);
     expect(refused.status).toBe(401);
     expect((await api('/api/v1/sites', setupKey)).status).toBe(200);
+  });
+
+  it('scrolls no page sideways on a 390 px phone, signed in, signed out and as staff', async () => {
+    const registered = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'An assistant with a rather long name for a phone screen', redirect_uris: ['http://127.0.0.1:7777/callback'] }),
+    });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const user = (await h.services.users.verifyPassword(email, userPassword))!;
+    const verifier = 'v'.repeat(43);
+    const resource = `${h.settings.mcpPublicUrl}`;
+    const code = await h.services.oauth.issueCode({ clientId, userId: user.id, redirectUri: 'http://127.0.0.1:7777/callback', codeChallenge: s256(verifier), resource, scope: 'articles:read articles:write' });
+    await h.services.oauth.exchangeCode({ code, clientId, redirectUri: 'http://127.0.0.1:7777/callback', codeVerifier: verifier, resource });
+    const revisions = await h.services.revisions.list(articleId);
+    const authorize = new URL('/oauth/authorize', base);
+    for (const [name, value] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1:7777/callback', code_challenge: s256(verifier), code_challenge_method: 'S256', state: 's', resource })) {
+      authorize.searchParams.set(name, value);
+    }
+    const signedIn = [
+      '/app',
+      `/app/sites/${siteId}?month=2026-11`,
+      `/app/sites/${siteId}?month=2026-10`,
+      `/app/articles/${articleId}`,
+      `/app/articles/${articleId}/revisions`,
+      `/app/articles/${articleId}/revisions/diff?a=${revisions.at(-1)!.id}&b=${revisions[0]!.id}`,
+      '/app/connect',
+      '/app/connections',
+      '/app/activity',
+      '/app/staff',
+      '/app/sites/999999',
+      '/app/no-such-page',
+      `${authorize.pathname}${authorize.search}`,
+      '/oauth/authorize?client_id=nobody',
+    ];
+    const staffEmail = 'staff@ui.example';
+    const staff = await h.services.users.create({ email: staffEmail, password: userPassword, staff: true });
+    const wide: string[] = [];
+    const check = async (path: string) => {
+      await page.goto(`${base}${path}`);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      if (width <= 390) return;
+      // Names the outermost elements that stick out, so a failure says what to fix.
+      const culprits = await page.evaluate(() =>
+        [...document.querySelectorAll('body *')]
+          .filter((element) => {
+            if (element.getBoundingClientRect().right <= 391 || element.parentElement!.getBoundingClientRect().right > 391) return false;
+            for (let up = element.parentElement; up; up = up.parentElement) {
+              if (getComputedStyle(up).overflowX !== 'visible') return false;
+            }
+            return true;
+          })
+          .slice(0, 3)
+          .map((element) => `${element.tagName.toLowerCase()}.${[...element.classList].join('.')}`),
+      );
+      wide.push(`${path}: ${width}px (${culprits.join(', ')})`);
+    };
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const path of signedIn) await check(path);
+      await context.clearCookies();
+      await check('/app/sign-in');
+      await check('/app/sign-up');
+      await page.goto(`${base}/app/sign-in`);
+      await page.getByLabel('E-mail').fill(staffEmail);
+      await page.getByLabel('Password').fill(userPassword);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${base}/app`);
+      await check('/app/staff');
+      await check(`/app/staff/accounts/${staff.account_id}`);
+      await check(`/app/staff/accounts/${user.account_id}`);
+      await shot('staff-phone');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+    expect(wide).toEqual([]);
   });
 
   it('logged no script errors and no CSP violations on any page', () => {
