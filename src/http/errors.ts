@@ -10,7 +10,9 @@ export function fieldsOf(issues: { path: readonly PropertyKey[]; message: string
   const fields: Record<string, string[]> = {};
   for (const issue of issues) {
     const key = [...prefix, ...issue.path.map(String)].join('.') || '(body)';
-    (fields[key] ??= []).push(issue.message);
+    // One message once: a value can fail two checks with the same message (a huge `per_page`).
+    const messages = (fields[key] ??= []);
+    if (!messages.includes(issue.message)) messages.push(issue.message);
   }
   return fields;
 }
