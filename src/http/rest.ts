@@ -149,7 +149,8 @@ export async function restRoutes(app: FastifyInstance, options: { services: Serv
     const { queryKeys, bodyKeys } = restShape(operation);
     const pathId = operation.rest.pathId;
     const multipartFields = operation.rest.multipart;
-    const jsonBody = z.object(pick(shape, bodyKeys));
+    // Strict: a field the operation does not take is a 422 naming it, never dropped silently.
+    const jsonBody = z.strictObject(pick(shape, bodyKeys));
     const isWrite = operation.rest.method !== 'GET';
     app.withTypeProvider<ZodTypeProvider>().route({
       method: operation.rest.method,

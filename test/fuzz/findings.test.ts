@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 import { expectSound, issueMcpToken } from './hostile.js';
 
@@ -45,6 +46,23 @@ describe('fuzz findings, pinned', () => {
       expect(response.statusCode, url).toBe(404);
       expect(response.json()).toEqual({ error: 'not_found', message: 'Nothing is served at this path.' });
     }
+  });
+
+  it('a JSON write body with a field the operation does not take is a 422 naming it, and saves nothing', async () => {
+    const customer = await createCustomer(harness.services);
+    const { articleIds } = await seedSite(harness.services, customer.email, { articles: [{ status: 'draft', title: 'Kept', body: '<p>Kept.</p>' }] });
+    const url = `/api/v1/articles/${articleIds[0]}`;
+    const headers = { authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' };
+    for (const [method, payload] of [
+      ['PUT', { body: '<p>New.</p>', word_count: 9999 }],
+      ['PATCH', { title: 'New', body: '<p>New.</p>' }],
+    ] as const) {
+      const response = await inject(method, url, headers, JSON.stringify(payload));
+      expect(response.statusCode, method).toBe(422);
+      expect(response.json().fields['(body)'].join(' '), method).toMatch(method === 'PUT' ? /word_count/ : /body/);
+    }
+    const after = await inject('GET', url, { authorization: `Bearer ${customer.key}` });
+    expect(after.json().data).toMatchObject({ title: 'Kept', body: '<p>Kept.</p>' });
   });
 
   it('sign-in and sign-out without a form body (or with JSON null) are refused, not 500', async () => {

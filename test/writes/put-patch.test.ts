@@ -50,7 +50,6 @@ describe('updateArticle (PUT)', () => {
       body: newBody,
       title: 'Brand new title',
       reason: 'Rewrote the intro',
-      word_count: 9999,
     });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
