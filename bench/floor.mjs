@@ -91,5 +91,9 @@ const server = createServer((request, response) => {
 });
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
 process.on('message', (message) => {
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send({ cpuMicros: user + system });
+  }
   if (message === 'stop') process.exit(0);
 });

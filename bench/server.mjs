@@ -23,6 +23,9 @@ process.on('message', async (message) => {
     process.send({ reset: true });
   } else if (message === 'report') {
     process.send({ delayMaxMs: delay.max / 1e6, delayP99Ms: delay.percentile(99) / 1e6, rssMb: process.memoryUsage.rss() / 2 ** 20 });
+  } else if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send({ cpuMicros: user + system });
   } else if (message === 'stop') {
     await stop();
     await runtime.close();
