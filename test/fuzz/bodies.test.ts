@@ -8,6 +8,7 @@ import {
   expectSound,
   expectSoundToolResult,
   fuzzParameters,
+  fuzzTimeoutMs,
   headerValue,
   hostileString,
   reportFindings,
@@ -155,7 +156,7 @@ describe('fuzz: hostile bodies, signed in', () => {
       fuzzParameters(250),
     );
     reportFindings();
-  });
+  }, fuzzTimeoutMs);
 
   it('UI forms: every POST of the UI and the consent page, with a valid session and CSRF token and without', async () => {
     const { app, credentials, site, ids } = world;
@@ -204,7 +205,7 @@ describe('fuzz: hostile bodies, signed in', () => {
       fuzzParameters(250),
     );
     reportFindings();
-  });
+  }, fuzzTimeoutMs);
 
   it('MCP: hostile JSON-RPC messages, batches and tool calls, with a valid access token and without', async () => {
     const { app, credentials, ids } = world;
@@ -260,7 +261,7 @@ describe('fuzz: hostile bodies, signed in', () => {
       fuzzParameters(250),
     );
     reportFindings();
-  });
+  }, fuzzTimeoutMs);
 
   it('OAuth: hostile registrations, authorization requests, token and revocation requests', async () => {
     const { app, credentials, harness } = world;
@@ -338,5 +339,5 @@ describe('fuzz: hostile bodies, signed in', () => {
       fuzzParameters(250),
     );
     reportFindings();
-  });
+  }, fuzzTimeoutMs);
 });

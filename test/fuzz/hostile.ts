@@ -21,6 +21,9 @@ export const fuzzParameters = (numRuns: number): fc.Parameters<unknown> => ({
   ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}),
 });
 
+/** Room for a property's runs on a busy CI machine (vitest's default of 30 s is for one example). */
+export const fuzzTimeoutMs = 120_000;
+
 /** A hang detector, not a speed assertion: no request should take anywhere near this long. */
 export const hangMs = 5_000;
 

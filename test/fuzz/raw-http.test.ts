@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
-import { catalogueCodes, check, fuzzParameters, hangMs, reportFindings, surfaceOf } from './hostile.js';
+import { catalogueCodes, check, fuzzParameters, fuzzTimeoutMs, hangMs, reportFindings, surfaceOf } from './hostile.js';
 
 /**
  * What `app.inject` cannot send: bytes on a real socket. Invalid header bytes, raw UTF-8 in the
@@ -132,5 +132,5 @@ describe('fuzz: raw bytes on a real socket', () => {
       fuzzParameters(200),
     );
     reportFindings();
-  });
+  }, fuzzTimeoutMs);
 });

@@ -5,6 +5,7 @@ import {
   check,
   expectSound,
   fuzzParameters,
+  fuzzTimeoutMs,
   headersArb,
   headersOf,
   pathFor,
@@ -83,5 +84,5 @@ describe('fuzz: every route with hostile paths, queries, headers and cookies', (
       fuzzParameters(500),
     );
     reportFindings();
-  });
+  }, fuzzTimeoutMs);
 });
