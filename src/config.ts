@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import type { HtmlPoolSettings } from './services/html-pool.js';
 
 const optionalUrl = z.url().optional();
 
@@ -22,6 +24,11 @@ const settingsSchema = z.object({
   SIGNIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
   UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   MAX_API_KEYS: z.coerce.number().int().min(1).default(100),
+  HTML_WORKERS: z.coerce.number().int().min(1).default(availableParallelism()),
+  HTML_QUEUE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+  HTML_INLINE_BELOW: z.coerce.number().int().min(0).default(32 * 1024),
+  HEAVY_EDITS_PER_ACCOUNT: z.coerce.number().int().min(1).default(2),
+  HTML_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 export interface Settings {
@@ -45,6 +52,8 @@ export interface Settings {
   trustProxy: boolean;
   /** Abuse limits (README, Limits). */
   abuse: AbuseLimits;
+  /** Where the HTML work of writes runs (worker threads, bounds). */
+  htmlPool: HtmlPoolSettings;
 }
 
 export interface AbuseLimits {
@@ -90,6 +99,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       signInFailuresPerAddress: e.SIGNIN_FAILURES_PER_ADDRESS,
       unauthenticatedPerMinute: e.UNAUTHENTICATED_PER_MINUTE,
       maxActiveKeys: e.MAX_API_KEYS,
+    },
+    htmlPool: {
+      threads: e.HTML_WORKERS,
+      maxQueuedChars: e.HTML_QUEUE_BYTES,
+      inlineBelow: e.HTML_INLINE_BELOW,
+      perAccount: e.HEAVY_EDITS_PER_ACCOUNT,
+      timeoutMs: e.HTML_TIMEOUT_MS,
     },
   };
 }

@@ -31,6 +31,7 @@ export async function openRuntime(settings: Settings, options: { clock?: Clock; 
     clock: options.clock ?? systemClock,
     redis,
     abuse: settings.abuse,
+    htmlPool: settings.htmlPool,
     onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),
   });
   return {
@@ -39,6 +40,7 @@ export async function openRuntime(settings: Settings, options: { clock?: Clock; 
     logger,
     async close() {
       await services.activity.flush();
+      await services.htmlPool.close();
       await services.keys.flushUses();
       redis?.disconnect();
       await db.kysely.destroy();

@@ -1,13 +1,7 @@
-import { type Kysely, type Transaction } from 'kysely';
-import { AppError, notFound } from '../core/errors.js';
-import {
-  applyReplacements,
-  type Replacement,
-  protectedAnchorsOf,
-  sanitizeBody,
-  violatedProtectedLinks,
-  wordCount,
-} from '../core/html.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { BodyChange } from '../core/article-body.js';
+import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
+import type { Replacement } from '../core/html.js';
 import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
@@ -15,8 +9,9 @@ import type { DialectName } from '../db/connect.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
-import { articleETag, type ArticleWithBody, protectedLinksColumn, toArticleWithBody } from './articles.js';
+import { articleETag, type ArticleWithBody, toArticleWithBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
+import type { HtmlPool } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.js';
 import type { LimitState } from './limits.js';
 import type { ArticleState, RevisionsService } from './revisions.js';
@@ -59,8 +54,8 @@ export interface EditInput {
   reason?: string;
 }
 
-/** The next state of an article, computed from the locked current row. */
-type NextState = ArticleState & { sanitized: string[] };
+/** The next state of an article, computed from its current row, with what the body's scan found. */
+type NextState = ArticleState & { sanitized: string[]; word_count: number | null; protected_links: ProtectedLink[] };
 
 /** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
 function ifMatchHolds(header: string, etag: string): boolean {
@@ -80,17 +75,14 @@ const stateOf = (row: ArticleRow): ArticleState => ({
 const sameState = (a: ArticleState, b: ArticleState) =>
   a.title === b.title && a.body === b.body && a.meta_description === b.meta_description && a.featured_image_url === b.featured_image_url;
 
-/** A client's body through the one allowlist, keeping only markers it was entitled to. */
-function sanitizedAgainst(current: ArticleRow, body: string): { body: string; sanitized: string[] } {
-  const clean = sanitizeBody(body, { protectedBefore: protectedAnchorsOf(current.body) });
-  return { body: clean.html, sanitized: clean.removed };
-}
+/** What a new body brings to the next state. */
+type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links'>;
 
 /** The next state with a new body and, where given, a new title and meta description. */
 const withTexts = (
   row: ArticleRow,
   texts: { title?: string; meta_description?: string },
-  content: { body: string; sanitized: string[] },
+  content: BodyContent,
 ): NextState => ({
   ...stateOf(row),
   title: texts.title ?? row.title,
@@ -99,16 +91,19 @@ const withTexts = (
 });
 
 /**
- * Every change to an article goes through `write`: lock the row, check access and If-Match,
- * compute the new state, guard the protected links, then — in one transaction — take one unit of
- * the edit allowance, store the article, its revision, its activity record and the idempotent
- * response. A refused write changes nothing.
+ * Every change to an article goes through `write`: check access and If-Match, compute the new
+ * state (sanitised and guarded, in the HTML pool when the body is large), then — in one
+ * transaction that locks the row and finds it unchanged — take one unit of the edit allowance,
+ * store the article, its revision, its activity record and the idempotent response. The HTML
+ * work runs outside the transaction, so a large body never holds the database (on SQLite, every
+ * other request) while it is parsed. A refused write changes nothing.
  */
 export class ArticleWritesService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
     private readonly clock: Clock,
+    private readonly html: HtmlPool,
     private readonly revisions: RevisionsService,
     private readonly activity: ActivityLog,
     private readonly allowance: EditAllowance,
@@ -117,23 +112,16 @@ export class ArticleWritesService {
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
   replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write(actor, articleId, 'updateArticle', input, options, input.reason, (row) =>
-      withTexts(row, input, sanitizedAgainst(row, input.body)),
+    return this.write(actor, articleId, 'updateArticle', input, options, input.reason, async (row) =>
+      withTexts(row, input, await this.bodyFor(actor, row, { body: input.body })),
     );
   }
 
   /** PATCH: title, meta description and exact replacements in the body as GET returns it. */
   edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write(actor, articleId, 'editArticle', input, options, input.reason, (row) => {
-      if (!input.replacements || input.replacements.length === 0) return withTexts(row, input, { body: row.body, sanitized: [] });
-      const replaced = applyReplacements(row.body, input.replacements);
-      if (!replaced.ok) {
-        throw new AppError('replacement_failed', 'Some replacements did not match as required; nothing was saved.', {
-          failures: replaced.failures,
-        });
-      }
-      return withTexts(row, input, sanitizedAgainst(row, replaced.body));
-    });
+    return this.write(actor, articleId, 'editArticle', input, options, input.reason, async (row) =>
+      withTexts(row, input, await this.bodyFor(actor, row, { replacements: input.replacements ?? [] })),
+    );
   }
 
   /** A new featured image URL (an uploaded image is stored by the media store first). */
@@ -143,32 +131,37 @@ export class ArticleWritesService {
     input: { url: string; reason?: string; fingerprint: string },
     options: WriteOptions = {},
   ): Promise<WriteResult> {
-    return this.write(actor, articleId, 'replaceFeaturedImage', input.fingerprint, options, input.reason, (row) => ({
+    return this.write(actor, articleId, 'replaceFeaturedImage', input.fingerprint, options, input.reason, async (row) => ({
       ...stateOf(row),
+      ...(await this.bodyFor(actor, row, { replacements: [] })),
       featured_image_url: input.url,
-      sanitized: [],
     }));
   }
 
   /** Restores an earlier revision from the UI, as a new revision of origin editor. */
   restore(actor: Actor, articleId: number, revisionId: number): Promise<WriteResult> {
-    return this.write(actor, articleId, 'restoreRevision', revisionId, {}, `Restored revision ${revisionId}`, async (row, trx) => {
-      const revision = await trx
+    return this.write(actor, articleId, 'restoreRevision', revisionId, {}, `Restored revision ${revisionId}`, async (row) => {
+      const revision = await this.db
         .selectFrom('revisions')
         .selectAll()
         .where('id', '=', revisionId)
         .where('article_id', '=', row.id)
         .executeTakeFirst();
       if (!revision) throw new AppError('not_found', 'No such revision of this article.');
-      const { body, sanitized } = sanitizedAgainst(row, revision.body);
       return {
         title: revision.title,
-        body,
         meta_description: revision.meta_description,
         featured_image_url: revision.featured_image_url,
-        sanitized,
+        ...(await this.bodyFor(actor, row, { body: revision.body })),
       };
     });
+  }
+
+  /** The body after `change`, sanitised and guarded; a refusal is thrown as its AppError. */
+  private async bodyFor(actor: Actor, row: ArticleRow, change: BodyChange): Promise<BodyContent> {
+    const outcome = await this.html.nextBody(actor.accountId, row.body, change);
+    if (!outcome.ok) throw AppError.fromBody(outcome.error);
+    return outcome.next;
   }
 
   private async write(
@@ -178,7 +171,7 @@ export class ArticleWritesService {
     request: unknown,
     options: WriteOptions,
     reason: string | undefined,
-    next: (row: ArticleRow, trx: Transaction<Database>) => NextState | Promise<NextState>,
+    next: (row: ArticleRow) => Promise<NextState>,
   ): Promise<WriteResult> {
     const key = options.dryRun ? undefined : options.idempotencyKey;
     if (key === undefined) return this.apply(actor, articleId, options, reason ?? null, next);
@@ -206,44 +199,56 @@ export class ArticleWritesService {
     }
   }
 
-  private apply(
+  private async apply(
     actor: Actor,
     articleId: number,
     options: WriteOptions,
     reason: string | null,
-    next: (row: ArticleRow, trx: Transaction<Database>) => NextState | Promise<NextState>,
+    next: (row: ArticleRow) => Promise<NextState>,
     idempotencyKey?: string,
   ): Promise<WriteResult> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await this.lockedForWrite(trx, actor, articleId);
+    for (;;) {
+      const row = await this.writable(this.db, actor, articleId);
       const etag = articleETag(row);
       if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
         throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
       }
-      const { sanitized, ...state } = await next(row, trx);
-      const violated = violatedProtectedLinks(row.body, state.body);
-      if (violated.length > 0) {
-        throw new AppError(
-          'protected_links_violation',
-          'The edit removes or rewrites links the service inserted; keep each of them exactly as it is. Nothing was saved.',
-          { protected_links: violated },
-        );
-      }
-      const preview = { ...row, ...state, word_count: wordCount(state.body), protected_links: protectedLinksColumn(state.body) };
+      const { sanitized, word_count, protected_links, ...state } = await next(row);
+      const derived = { word_count, protected_links: JSON.stringify(protected_links) };
       if (options.dryRun || sameState(state, stateOf(row))) {
-        return { article: toArticleWithBody(preview), etag, sanitized, changed: false };
+        return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
+      const result = await this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
+      // Undefined: another write changed the article meanwhile; compute the change again on it.
+      if (result === undefined) continue;
+      // The activity record went in with the change: the transport must not add a second one.
+      if (actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
+      return result;
+    }
+  }
 
+  /** Stores the next state in one transaction, unless the row moved past `row.version`. */
+  private store(
+    actor: Actor,
+    row: ArticleRow,
+    state: ArticleState & { word_count: number | null; protected_links: string },
+    sanitized: string[],
+    reason: string | null,
+    idempotencyKey: string | undefined,
+    storeMedia: WriteOptions['storeMedia'],
+  ): Promise<WriteResult | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const locked = await this.writable(trx, actor, row.id);
+      if (locked.version !== row.version) return undefined;
       const now = this.clock.now();
       const counted = actor.channel === 'api' || actor.channel === 'mcp';
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
-      const revisionId = await this.revisions.recordIn(trx, row, state, actor, reason);
+      const { word_count: _words, protected_links: _links, ...revised } = state;
+      const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
       const saved = await trx
         .updateTable('articles')
         .set({
           ...state,
-          word_count: preview.word_count,
-          protected_links: preview.protected_links,
           current_revision_id: revisionId,
           version: row.version + 1,
           updated_at: toTimestamp(now),
@@ -263,23 +268,19 @@ export class ArticleWritesService {
       if (idempotencyKey !== undefined) {
         await this.idempotency.complete(trx, actor.accountId, idempotencyKey, { ok: true, result });
       }
-      await options.storeMedia?.(trx);
-      return result;
-    }).then((result) => {
-      // The activity record went in with the change: the transport must not add a second one.
-      if (result.changed && actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
+      await storeMedia?.(trx);
       return result;
     });
   }
 
   /**
-   * The article, locked for the transaction (PostgreSQL row lock; SQLite serialises writers),
-   * if the actor may change it: another account's article is not found, or forbidden for
-   * admin keys, which may read it.
+   * The article if the actor may change it: another account's article is not found, or
+   * forbidden for admin keys, which may read it. In a transaction the row is locked (PostgreSQL
+   * row lock; SQLite serialises writers).
    */
-  private async lockedForWrite(trx: Transaction<Database>, actor: Actor, articleId: number): Promise<ArticleRow> {
-    let query = trx.selectFrom('articles').selectAll().where('id', '=', articleId);
-    if (this.dialect === 'postgres') query = query.forUpdate();
+  private async writable(db: Kysely<Database>, actor: Actor, articleId: number): Promise<ArticleRow> {
+    let query = db.selectFrom('articles').selectAll().where('id', '=', articleId);
+    if (this.dialect === 'postgres' && db.isTransaction) query = query.forUpdate();
     const row = await query.executeTakeFirst();
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {

@@ -9,6 +9,7 @@ import { CountersService } from './counters.js';
 import { DemoService } from './demo.js';
 import { EditAllowance } from './edit-allowance.js';
 import { FeaturedImagesService } from './featured-images.js';
+import { HtmlPool, type HtmlPoolSettings } from './html-pool.js';
 import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
 import { KeysService } from './keys.js';
@@ -31,6 +32,7 @@ export interface ServiceDeps {
   clock: Clock;
   redis?: Redis;
   abuse: AbuseLimits;
+  htmlPool: HtmlPoolSettings;
   onBackgroundError: (error: unknown) => void;
 }
 
@@ -48,10 +50,12 @@ export function createServices(deps: ServiceDeps) {
   const editAllowance = new EditAllowance(kysely);
   const media: MediaStore =
     deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);
+  const htmlPool = new HtmlPool(deps.htmlPool);
   const articleWrites = new ArticleWritesService(
     kysely,
     db.dialect,
     clock,
+    htmlPool,
     revisions,
     activity,
     editAllowance,
@@ -73,6 +77,7 @@ export function createServices(deps: ServiceDeps) {
     revisions,
     media,
     editAllowance,
+    htmlPool,
     articleWrites,
     featuredImages: new FeaturedImagesService(articleWrites, media, deps.publicUrl, deps.maxImageBytes),
     requestLimiter: new RequestLimiter(deps.redis),

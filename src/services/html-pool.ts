@@ -1,0 +1,137 @@
+/// <reference lib="es2024.sharedmemory" />
+/**
+ * Where the CPU-heavy step of a write runs (`nextBody`: sanitise, guard, replace, count). Small
+ * changes run inline, where a worker round trip would cost more than the work; larger ones go
+ * to a pool of worker threads (piscina), so no body, however hostile its markup, holds the event
+ * loop. The pool is bounded three ways: at most `maxQueuedChars` of text waiting for a thread
+ * (which bounds memory too: a waiting 5 MB body holds its text), at most `perAccount` tasks in
+ * flight per account (dry runs included), and `timeoutMs` of work per task.
+ */
+import { Piscina } from 'piscina';
+import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { AppError, validationFailed } from '../core/errors.js';
+import type { HtmlTask } from './html-worker.js';
+
+export interface HtmlPoolSettings {
+  /** Worker threads. */
+  threads: number;
+  /** Characters (current body + change) that may wait for a thread; more are refused (429). */
+  maxQueuedChars: number;
+  /** Changes smaller than this (characters of current body + change) run inline. */
+  inlineBelow: number;
+  /** Pooled tasks one account may have waiting or running; more are refused (429). */
+  perAccount: number;
+  /** Milliseconds a task may run before it is stopped (422). */
+  timeoutMs: number;
+}
+
+// Under vitest the service runs from its TypeScript sources: the worker then loads them
+// through module hooks that transpile them; the built service runs dist/services/html-worker.js.
+const fromSource = import.meta.url.endsWith('.ts');
+const workerFile = new URL(fromSource ? './html-worker.ts' : './html-worker.js', import.meta.url);
+const sourceHooks = new URL('./ts-source-hooks.mjs', import.meta.url).href;
+const execArgv = fromSource
+  ? ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(sourceHooks)})`]
+  : [];
+
+/** A 429 to retry in a second; `limit` only where the client's own share was used up. */
+const busy = (message: string, limit?: number): AppError =>
+  new AppError('rate_limited', message, limit === undefined ? {} : { limit }, 1);
+
+export class HtmlPool {
+  private pool: Piscina<HtmlTask, NextBodyOutcome> | undefined;
+  private readonly inFlight = new Map<number, number>();
+  private queuedChars = 0;
+
+  constructor(private readonly settings: HtmlPoolSettings) {}
+
+  /** Pooled tasks waiting or running. */
+  get running(): number {
+    let total = 0;
+    for (const count of this.inFlight.values()) total += count;
+    return total;
+  }
+
+  /** The next body for `change`; refusals of the change itself come back as values. */
+  async nextBody(accountId: number, current: string, change: BodyChange): Promise<NextBodyOutcome> {
+    const size = changeSize(current, change);
+    if (size < this.settings.inlineBelow) return nextBody(current, change);
+    const running = this.inFlight.get(accountId) ?? 0;
+    if (running >= this.settings.perAccount) {
+      throw busy(
+        `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`,
+        this.settings.perAccount,
+      );
+    }
+    // One task may always wait, so a body larger than the bound is slow, not refused forever.
+    if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
+      throw busy('The server is busy with large edits; retry in a moment. Nothing was saved.');
+    }
+    this.inFlight.set(accountId, running + 1);
+    try {
+      return await this.run(this.started(), current, change, size);
+    } finally {
+      const left = (this.inFlight.get(accountId) ?? 1) - 1;
+      if (left === 0) this.inFlight.delete(accountId);
+      else this.inFlight.set(accountId, left);
+    }
+  }
+
+  /** Runs one task, stopping its worker `timeoutMs` after the task started (not queued). */
+  private async run(pool: Piscina<HtmlTask, NextBodyOutcome>, current: string, change: BodyChange, size: number): Promise<NextBodyOutcome> {
+    const started = new SharedArrayBuffer(4);
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    let queued = true;
+    this.queuedChars += size;
+    const leaveQueue = () => {
+      if (queued) this.queuedChars -= size;
+      queued = false;
+    };
+    const wait = Atomics.waitAsync(new Int32Array(started), 0, 0);
+    void Promise.resolve(wait.value).then(() => {
+      leaveQueue();
+      if (abort.signal.aborted) return;
+      timer = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, this.settings.timeoutMs);
+    });
+    try {
+      return await pool.run({ current, change, started }, { signal: abort.signal });
+    } catch (error) {
+      if (timedOut) {
+        throw validationFailed({
+          body: [`The HTML is too complex to process within ${this.settings.timeoutMs / 1000} s; simplify its markup. Nothing was saved.`],
+        });
+      }
+      throw error;
+    } finally {
+      leaveQueue();
+      clearTimeout(timer);
+      if (!abort.signal.aborted) {
+        // Release the start waiter of a task that finished (or failed) without it.
+        abort.abort();
+        Atomics.notify(new Int32Array(started), 0);
+      }
+    }
+  }
+
+  private started(): Piscina<HtmlTask, NextBodyOutcome> {
+    this.pool ??= new Piscina<HtmlTask, NextBodyOutcome>({
+      filename: workerFile.href,
+      minThreads: 0,
+      maxThreads: this.settings.threads,
+      idleTimeout: 30_000,
+      execArgv,
+    });
+    return this.pool;
+  }
+
+  /** Stops the worker threads (tasks still running are abandoned). */
+  async close(): Promise<void> {
+    await this.pool?.destroy();
+    this.pool = undefined;
+  }
+}

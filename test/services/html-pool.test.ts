@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type BodyChange, nextBody } from '../../src/core/article-body.js';
+import { sanitizeTrusted } from '../../src/core/html.js';
+import { HtmlPool } from '../../src/services/html-pool.js';
+import { xssVectors } from '../fixtures/xss-vectors.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { BACKLINK, INTERNAL, PLAIN_BODY, PROTECTED_BODY, put, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
+
+/** Every task goes to one worker thread. */
+const pooled = () => new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+
+const stored = [PROTECTED_BODY, PLAIN_BODY, `<p>${BACKLINK}</p><p>${BACKLINK}</p>`, ...xssVectors.map(sanitizeTrusted)];
+const submitted = [...stored, ...xssVectors, `<p>${INTERNAL}<p>unclosed <b>bold`, '<ul><li>a<div><li>b</div></ul>'];
+
+describe('HtmlPool', () => {
+  const pool = pooled();
+  afterAll(() => pool.close());
+
+  it('gives byte-identical outcomes to the inline computation, for PUT and PATCH changes', async () => {
+    const change: fc.Arbitrary<BodyChange> = fc.oneof(
+      fc.constantFrom(...submitted).map((body) => ({ body })),
+      fc
+        .array(fc.record({ find: fc.constantFrom('<p>', 'partner', 'a', '</a>', 'words', 'x'), replace: fc.constantFrom('', '<b>', 'B', '<script>') }), { maxLength: 4 })
+        .map((replacements) => ({ replacements })),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...stored), change, async (current, c) => {
+        expect(await pool.nextBody(1, current, c)).toEqual(nextBody(current, c));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('refuses a third concurrent task of one account while another account still gets its own', async () => {
+    const bounded = new HtmlPool({ threads: 2, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 2, timeoutMs: 60_000 });
+    try {
+      const change = { body: PROTECTED_BODY };
+      const results = await Promise.allSettled([
+        bounded.nextBody(1, PROTECTED_BODY, change),
+        bounded.nextBody(1, PROTECTED_BODY, change),
+        bounded.nextBody(1, PROTECTED_BODY, change),
+        bounded.nextBody(2, PROTECTED_BODY, change),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      const refused = (results[2] as PromiseRejectedResult).reason;
+      expect(refused.toBody()).toMatchObject({ error: 'rate_limited', limit: 2 });
+      expect(refused.retryAfter).toBe(1);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('stops a task that runs past its time limit with validation_failed on body', async () => {
+    const strict = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 10, timeoutMs: 1 });
+    try {
+      const huge = `<p ${Array.from({ length: 200_000 }, (_, i) => `a${i}="x"`).join(' ')}>x</p>`;
+      const error = await strict.nextBody(1, PLAIN_BODY, { body: huge }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((error as { toBody(): unknown }).toBody()).toMatchObject({ error: 'validation_failed', fields: { body: [expect.stringMatching(/too complex/)] } });
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+/** A large body of ordinary article HTML. */
+const largeBody = (paragraphs: number) =>
+  Array.from({ length: paragraphs }, (_, i) => `<p>Paragraph ${i} with <a href="https://x.example/${i}">a link</a> and words.</p>`).join('') + PROTECTED_BODY;
+
+describe('large edits over the API', () => {
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  it('refuses a flood beyond the queue bound with 429 rate_limited and saves nothing for it', async () => {
+    h = await startHarness({ env: { HTML_WORKERS: '1', HTML_QUEUE_BYTES: '1', HTML_INLINE_BELOW: '0', HEAVY_EDITS_PER_ACCOUNT: '50' } });
+    const articles = [];
+    for (let i = 0; i < 8; i++) articles.push(await seedArticle(h.services));
+    const responses = await Promise.all(
+      articles.map((a, i) => put(h, a.articleId, a.customer.key, { body: `${PROTECTED_BODY}<p>flood ${i}</p>` })),
+    );
+    const refused = responses.filter((r) => r.status === 429);
+    expect(responses.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    expect(refused.length).toBeGreaterThanOrEqual(8 - 2);
+    for (const r of refused) {
+      expect(r.body).toMatchObject({ error: 'rate_limited', message: expect.stringMatching(/busy with large edits/) });
+      expect(r.headers['retry-after']).toBe('1');
+    }
+    for (const [i, a] of articles.entries()) {
+      const revisions = await revisionsOf(h, a.articleId);
+      expect(revisions.length).toBe(responses[i]!.status === 200 ? 2 : 1);
+    }
+  });
+
+  it('refuses a key a third heavy request in flight (dry runs count) while another account is served', async () => {
+    h = await startHarness({ env: { HTML_WORKERS: '2', HTML_INLINE_BELOW: '0', HEAVY_EDITS_PER_ACCOUNT: '2' } });
+    const a = await seedArticle(h.services);
+    const b = await seedArticle(h.services);
+    const body = { body: `${PROTECTED_BODY}<p>changed</p>` };
+    const [first, second, third, other] = await Promise.all([
+      put(h, a.articleId, a.customer.key, body, { query: '?dry_run=true' }),
+      put(h, a.articleId, a.customer.key, body, { query: '?dry_run=true' }),
+      put(h, a.articleId, a.customer.key, body),
+      put(h, b.articleId, b.customer.key, body),
+    ]);
+    expect([first!.status, second!.status]).toEqual([200, 200]);
+    expect(third!.status).toBe(429);
+    expect(third!.body).toMatchObject({ error: 'rate_limited', limit: 2, message: expect.stringMatching(/2 large edits in progress/) });
+    expect(other!.status).toBe(200);
+    expect((await revisionsOf(h, a.articleId)).length).toBe(1);
+    expect((await revisionsOf(h, b.articleId)).length).toBe(2);
+  });
+});
+
+describe('pathological markup does not hold the event loop', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+  const cases: [string, string][] = [
+    ['300,000 attributes', `<p ${Array.from({ length: 300_000 }, (_, i) => `a${i}=""`).join(' ')}>x</p>`],
+    ['100,000 elements', '<span>w</span>'.repeat(100_000)],
+    // Refused at depth 256, after the parse has gone through the rest of the body.
+    ['deep nesting', largeBody(20_000) + '<b>'.repeat(200_000)],
+    ['a large ordinary body', largeBody(20_000)],
+  ];
+  for (const [name, body] of cases) {
+    for (const query of ['', '?dry_run=true']) {
+      it(`${name}${query ? ', dry run' : ''}: GET /healthz sent meanwhile answers first`, async () => {
+        const a = await seedArticle(h.services, { body: largeBody(10) });
+        const order: string[] = [];
+        const heavy = put(h, a.articleId, a.customer.key, { body }, { query }).then((r) => {
+          order.push('heavy');
+          return r;
+        });
+        // Wait until the heavy request's HTML work is under way, then ask for health.
+        while (h.services.htmlPool.running === 0 && order.length === 0) await new Promise((resolve) => setImmediate(resolve));
+        const health = await h.app.inject({ method: 'GET', url: '/healthz' });
+        order.push('health');
+        const response = await heavy;
+        expect(health.statusCode).toBe(200);
+        expect(order).toEqual(['health', 'heavy']);
+        expect([200, 422]).toContain(response.status);
+      });
+    }
+  }
+});
