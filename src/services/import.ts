@@ -20,6 +20,8 @@ const httpUrl = text.refine((value) => {
     return false;
   }
 }, 'Must be an absolute http or https URL.');
+/** A site's own address is shown and matched as written; only its scheme is checked. */
+const httpAddress = text.refine((value) => /^https?:\/\//i.test(value), 'Must start with http:// or https://.');
 
 const importArticle = z.strictObject({
   title: text.refine((v) => [...v].length <= 255, 'At most 255 characters.').nullable().optional(),
@@ -46,7 +48,7 @@ const importBacklink = z.strictObject({
 const importSite = z.strictObject({
   owner: z.email(),
   name: text.nullable().optional(),
-  website_url: httpUrl.nullable().optional(),
+  website_url: httpAddress.nullable().optional(),
   language: text.nullable().optional(),
   country: text.nullable().optional(),
   geographic_scope: text.nullable().optional(),
