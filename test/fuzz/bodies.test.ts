@@ -90,6 +90,17 @@ const writeBody: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)), weight: 1 },
 );
 
+/** Near-valid bodies per write: only the fields it takes, the protected link kept, hostile HTML and text around it. */
+const nearValid = {
+  PUT: fc
+    .record({ body: htmlBody.map((html) => `<p>${html}</p><p>${protectedLink}</p>`), title: hostileString, reason: hostileString }, { requiredKeys: ['body'] })
+    .map((value) => JSON.stringify(value)),
+  PATCH: fc
+    .record({ title: hostileString, meta_description: hostileString, replacements: fc.array(replacementArb, { minLength: 1, maxLength: 3 }), reason: hostileString }, { requiredKeys: [] })
+    .map((value) => JSON.stringify(value)),
+  POST: fc.oneof(hostileString, fc.constantFrom('https://img.example/a.png', 'http://img.example/%00.png')).map((url) => JSON.stringify({ url })),
+};
+
 const multipartBodies = (boundary: string) => [
   `--${boundary}\r\nContent-Disposition: form-data; name="url"\r\n\r\nhttps://img.example/a.png\r\n--${boundary}--\r\n`,
   `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\r\n--${boundary}--\r\n`,
@@ -126,15 +137,19 @@ describe('fuzz: hostile bodies, signed in', () => {
       id: fc.oneof({ arbitrary: fc.constantFrom(...articleIds.map(String)), weight: 6 }, { arbitrary: fc.constantFrom('1e3', '-0', '0', '9999999999999999999999'), weight: 1 }),
       target: fc.constantFrom('PUT', 'PATCH', 'PATCH', 'POST image', 'POST image multipart'),
       dryRun: fc.option(fc.constantFrom('true', 'false', '1', '', 'TRUE'), { nil: undefined }),
-      ifMatch: fc.option(fc.oneof(headerValue, fc.constantFrom('*', 'current')), { nil: undefined }),
-      idempotencyKey: fc.option(fc.oneof(headerValue, fc.constantFrom('same-key', 'same-key')), { nil: undefined }),
+      ifMatch: fc.option(fc.oneof(headerValue, fc.constantFrom('*', 'current', 'current')), { nil: undefined, freq: 2 }),
+      idempotencyKey: fc.option(fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, { arbitrary: headerValue, weight: 1 }, { arbitrary: fc.constant('same-key'), weight: 1 }), {
+        nil: undefined,
+        freq: 2,
+      }),
       type: fc.oneof({ arbitrary: fc.constant('application/json'), weight: 6 }, { arbitrary: contentType, weight: 1 }),
       body: writeBody,
+      near: fc.record({ use: fc.boolean(), PUT: nearValid.PUT, PATCH: nearValid.PATCH, POST: nearValid.POST }),
       multipart: fc.nat({ max: 7 }),
       boundary: fc.constantFrom('xYz', 'a'.repeat(80), '', '"q"'),
     });
     await fc.assert(
-      fc.asyncProperty(request, async ({ id, target, dryRun, ifMatch, idempotencyKey, type, body, multipart, boundary }) => {
+      fc.asyncProperty(request, async ({ id, target, dryRun, ifMatch, idempotencyKey, type, body, near, multipart, boundary }) => {
         const key = await credentials.apiKey();
         const path = `/api/v1/articles/${id}${target.startsWith('POST') ? '/featured-image' : ''}${dryRun === undefined ? '' : `?dry_run=${dryRun}`}`;
         const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': type };
@@ -143,12 +158,13 @@ describe('fuzz: hostile bodies, signed in', () => {
           headers['if-match'] = String(current.headers.etag ?? '"0"');
         } else if (ifMatch !== undefined) headers['if-match'] = ifMatch;
         if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-        let payload = body;
+        const method = target.split(' ')[0] as 'PUT' | 'PATCH' | 'POST';
+        let payload = near.use ? near[method] : body;
         if (target === 'POST image multipart') {
           headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
           payload = multipartBodies(boundary)[multipart]!;
         }
-        const sent: Sent = { method: target.split(' ')[0]!, url: path, headers, payload };
+        const sent: Sent = { method, url: path, headers, payload };
         const response = await send(app, sent);
         nextDayIfSpent(response?.statusCode, response?.body);
         check(`${target} ${response?.statusCode}`, () => expectSound(sent, response));
@@ -211,7 +227,10 @@ describe('fuzz: hostile bodies, signed in', () => {
     const { app, credentials, ids } = world;
     const toolNames = tools.map((t) => t.name);
     const argumentNames = [...new Set(tools.flatMap((t) => Object.keys(t.input.shape)))];
-    const jsonRpcId = fc.oneof(fc.constantFrom(1, 0, -1, 1e308, 0.5, null, 'x', '', [], {}, true, 'a'.repeat(10_000)), fc.integer());
+    const jsonRpcId = fc.oneof(
+      { arbitrary: fc.oneof(fc.integer(), fc.string({ maxLength: 8 })), weight: 6 },
+      { arbitrary: fc.constantFrom(1e308, 0.5, -0, null, [], {}, true, 'a'.repeat(10_000)), weight: 1 },
+    );
     const toolArguments = fc.dictionary(
       fc.oneof({ arbitrary: fc.constantFrom(...argumentNames), weight: 5 }, { arbitrary: hostileString, weight: 1 }),
       fc.oneof(anyValue, fc.constantFrom(...ids), htmlBody, fc.array(replacementArb, { maxLength: 3 })),
@@ -242,13 +261,21 @@ describe('fuzz: hostile bodies, signed in', () => {
         { arbitrary: fc.constantFrom('{"jsonrpc":"2.0","id":99999999999999999999999999,"method":"tools/list"}', '{"jsonrpc":"2.0","id":1e400,"method":"ping"}'), weight: 1 },
       ),
       token: fc.constantFrom('valid', 'valid', 'valid', 'none', 'hostile'),
-      accept: fc.constantFrom('application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', ''),
-      version: fc.option(fc.oneof(fc.constantFrom('2025-06-18', '2025-11-25', '2026-07-28', '2024-11-05'), headerValue), { nil: undefined }),
+      accept: fc.oneof(
+        { arbitrary: fc.constant('application/json, text/event-stream'), weight: 6 },
+        { arbitrary: fc.constantFrom('application/json', 'text/event-stream', '*/*', ''), weight: 1 },
+      ),
+      version: fc.option(
+        fc.oneof({ arbitrary: fc.constantFrom('2025-06-18', '2025-11-25'), weight: 6 }, { arbitrary: fc.constantFrom('2026-07-28', '2024-11-05'), weight: 1 }, { arbitrary: headerValue, weight: 1 }),
+        { nil: undefined },
+      ),
+      address: fc.ipV4(),
       type: fc.oneof({ arbitrary: fc.constant('application/json'), weight: 8 }, { arbitrary: contentType, weight: 1 }),
     });
     await fc.assert(
-      fc.asyncProperty(request, async ({ body, token, accept, version, type }) => {
-        const headers: Record<string, string> = { 'content-type': type, accept };
+      fc.asyncProperty(request, async ({ body, token, accept, version, type, address }) => {
+        // Callers without a valid token come from many addresses, as an attacker's would (not all from one limited address).
+        const headers: Record<string, string> = { 'content-type': type, accept, 'x-forwarded-for': address };
         if (token === 'valid') headers.authorization = `Bearer ${await credentials.mcpToken()}`;
         if (token === 'hostile') headers.authorization = `Bearer mcp_at_${'A'.repeat(40)}`;
         if (version !== undefined) headers['mcp-protocol-version'] = version;
