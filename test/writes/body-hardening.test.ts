@@ -137,3 +137,28 @@ describe('no silent loss of text', () => {
     expect(article.body.data.protected_links).toHaveLength(2);
   });
 });
+
+describe('the same rules in the HTML worker pool (every change off the request thread)', () => {
+  let pooled: Harness;
+  beforeAll(async () => {
+    pooled = await startHarness({ env: { HTML_INLINE_BELOW: '1' } });
+  });
+  afterAll(async () => {
+    await pooled?.close();
+  });
+
+  it('removes controls, keeps the text after a never-closed container, refuses a raw-text chain with 422', async () => {
+    const a = await seedArticle(pooled.services);
+    const kept = await put(pooled, a.articleId, a.customer.key, { body: `<p>Lead.</p><svg>\u202E${PROTECTED_BODY}` });
+    expect(kept.status).toBe(200);
+    expect(kept.body.data.body).toBe(`<p>Lead.</p>${PROTECTED_BODY}`);
+    expect(kept.body.meta.sanitized).toContain(CONTROLS_NOTE);
+    expect(kept.body.meta.sanitized).toContain('<svg> at character 13 is never closed: closed at its start tag, the text after it kept');
+
+    const before = await snapshot(pooled, a);
+    const refused = await put(pooled, a.articleId, a.customer.key, { body: `${PROTECTED_BODY}${'<script>'.repeat(10)}x` });
+    expect(refused.status).toBe(422);
+    expect(refused.body.fields.body[0]).toMatch(/^<script> at character \d+ is never closed/);
+    await expectUnchanged(pooled, a, before);
+  });
+});
