@@ -94,7 +94,7 @@ describe('large edits over the API', () => {
     }
   });
 
-  it('refuses a key a third heavy request in flight (dry runs count) while another account is served', async () => {
+  it('refuses an account a third heavy request in flight (dry runs count) while another account is served', async () => {
     h = await startHarness({ env: { HTML_WORKERS: '2', HTML_INLINE_BELOW: '0', HEAVY_EDITS_PER_ACCOUNT: '2' } });
     const a = await seedArticle(h.services);
     const b = await seedArticle(h.services);
@@ -105,11 +105,16 @@ describe('large edits over the API', () => {
       put(h, a.articleId, a.customer.key, body),
       put(h, b.articleId, b.customer.key, body),
     ]);
-    expect([first!.status, second!.status]).toEqual([200, 200]);
-    expect(third!.status).toBe(429);
-    expect(third!.body).toMatchObject({ error: 'rate_limited', limit: 2, message: expect.stringMatching(/2 large edits in progress/) });
+    // Which of the account's three reaches the pool last depends on the database's timing.
+    const own = [first!, second!, third!];
+    expect(own.map((r) => r.status).sort()).toEqual([200, 200, 429]);
+    expect(own.find((r) => r.status === 429)!.body).toMatchObject({
+      error: 'rate_limited',
+      limit: 2,
+      message: expect.stringMatching(/2 large edits in progress/),
+    });
     expect(other!.status).toBe(200);
-    expect((await revisionsOf(h, a.articleId)).length).toBe(1);
+    expect((await revisionsOf(h, a.articleId)).length).toBe(third!.status === 200 ? 2 : 1);
     expect((await revisionsOf(h, b.articleId)).length).toBe(2);
   });
 });
