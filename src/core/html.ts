@@ -102,6 +102,9 @@ function cleanPass(html: string): CleanPass {
   const openLinks: boolean[] = [];
   let closingLinkWrapsLink = false;
   let nestedLinks = false;
+  // A link opened inside another: the filter below may miss the outer one when the parser only
+  // closes it at the end of the input, so such a body always gets the second pass.
+  let linkOpenedInLink = false;
   let formattingControls = false;
   const clean = sanitizeHtml(html, {
     ...SANITIZE_OPTIONS,
@@ -126,6 +129,7 @@ function cleanPass(html: string): CleanPass {
       depth += 1;
       if (depth > MAX_NESTING_DEPTH) throw tooDeep();
       if (name === 'a') {
+        if (openLinks.length > 0) linkOpenedInLink = true;
         openLinks.fill(true);
         openLinks.push(false);
       }
@@ -144,7 +148,7 @@ function cleanPass(html: string): CleanPass {
       return 'excludeTag';
     },
   });
-  const droppedElement = nestedLinks || elements.some(({ tag }) => !ALLOWED_TAGS.has(tag));
+  const droppedElement = nestedLinks || linkOpenedInLink || elements.some(({ tag }) => !ALLOWED_TAGS.has(tag));
   return { html: clean, elements, droppedElement, nestedLinks, formattingControls };
 }
 
