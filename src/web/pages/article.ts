@@ -151,7 +151,14 @@ ${extra.message ?? ''}
   <section class="card preview" aria-labelledby="preview-h">
     <h2 id="preview-h" class="eyebrow">Preview</h2>
     ${article.meta_description ? html`<p class="meta-description"><span class="muted small">Meta description</span><br>${article.meta_description}</p>` : ''}
-    ${article.featured_image_url ? html`<img class="featured" src="${article.featured_image_url}" alt="">` : ''}
+    ${
+      article.featured_image_url
+        ? html`<figure class="featured-figure">
+      <figcaption class="muted small">Featured image</figcaption>
+      <img class="featured" src="${article.featured_image_url}" alt="Featured image of “${article.title || `article ${article.id}`}”">
+    </figure>`
+        : ''
+    }
     <article class="prose" lang="${site.language ?? 'en'}">
       <h1 class="prose-title">${article.title ?? ''}</h1>
       ${raw(article.body)}
