@@ -26,7 +26,7 @@ export async function serve(settings: Settings): Promise<void> {
   await app.listen({ port: settings.port, host: settings.host });
   // MCP_PORT: the MCP endpoint alone on a second listener, to expose it at its own address.
   const mcpApp = settings.mcpPort === undefined ? undefined : await buildMcpApp({ settings, services });
-  await mcpApp?.listen({ port: settings.mcpPort, host: settings.host });
+  await mcpApp?.app.listen({ port: settings.mcpPort, host: settings.host });
   process.stdout.write(
     `Anchorage is serving\n  API:  ${settings.publicUrl}/api/v1\n  Docs: ${settings.publicUrl}/docs\n  MCP:  ${settings.mcpPublicUrl}\n  UI:   ${settings.publicUrl}/app\n`,
   );
@@ -36,7 +36,7 @@ export async function serve(settings: Settings): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: finishing requests, flushing the activity log');
-    await mcpApp?.close();
+    await mcpApp?.stop();
     await stop();
     await runtime.close();
     process.exit(0);

@@ -6,12 +6,11 @@ import {
   type McpServerFactory,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
-import { activityPlugin } from '../http/activity.js';
+import { type AppOptions, buildBaseApp, type BuiltApp } from '../http/base.js';
 import '../http/context.js';
-import { clientErrorHandler, errorsPlugin, frameworkErrors } from '../http/errors.js';
 import { jsonBodyLimit, rateLimited, refusedUnauthenticated, setLimitHeaders } from '../http/limits.js';
 import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
@@ -274,30 +273,18 @@ export async function agentInterfacePlugin(app: FastifyInstance, options: AgentI
 
 /**
  * The MCP endpoint on its own listener (MCP_PORT), for exposing it at a separate address: the
- * same services, tools and resource metadata; sign-in stays at PUBLIC_URL.
+ * same services and tools, its own resource metadata; sign-in stays at PUBLIC_URL.
  */
-export async function buildMcpApp(options: AgentInterfaceOptions & { logger?: boolean | object }): Promise<FastifyInstance> {
+export async function buildMcpApp(options: AppOptions): Promise<BuiltApp> {
   const { settings, services } = options;
-  const app = Fastify({
-    logger: options.logger ?? {
-      level: settings.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie'],
-    },
-    trustProxy: settings.trustProxy,
-    return503OnClosing: true,
-    frameworkErrors,
-    clientErrorHandler,
-  });
-  app.removeContentTypeParser('text/plain');
-  await app.register(errorsPlugin);
-  await app.register(activityPlugin, { services });
-  await app.register(mcpEndpoint, { services, settings, tools, prefix: '/mcp' });
-  await app.register(
+  const built = await buildBaseApp(options);
+  await built.app.register(mcpEndpoint, { services, settings, tools, prefix: '/mcp' });
+  await built.app.register(
     async (scope) => {
       await scope.register(cors, openCors);
       await scope.register(wellKnownRoutes, { settings, authorizationServer: false });
     },
     { prefix: '/.well-known' },
   );
-  return app;
+  return built;
 }

@@ -502,7 +502,7 @@ describe('a client connected to the official SDK with a read-only grant', () => 
 
 describe('the MCP endpoint on its own port', () => {
   it('serves the same tools and resource metadata for the same tokens', async () => {
-    const mcpApp = await buildMcpApp({ settings: harness.settings, services: harness.services, logger: false });
+    const { app: mcpApp, stop } = await buildMcpApp({ settings: harness.settings, services: harness.services, logger: false });
     await mcpApp.listen({ port: 0, host: '127.0.0.1' });
     try {
       const address = mcpApp.server.address() as { port: number };
@@ -519,7 +519,7 @@ describe('the MCP endpoint on its own port', () => {
       expect(await metadata.json()).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [base] });
       expect((await fetch(`${mcpBase}/oauth/authorize`)).status).toBe(404);
     } finally {
-      await mcpApp.close();
+      await stop();
     }
   });
 });

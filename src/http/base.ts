@@ -1,0 +1,57 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Settings } from '../config.js';
+import type { Services } from '../services/index.js';
+import { activityPlugin } from './activity.js';
+import './context.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors.js';
+import { healthRoutes } from './health.js';
+import { jsonBodyLimit } from './limits.js';
+
+export interface AppOptions {
+  settings: Settings;
+  services: Services;
+  /** Pino logger options; false silences the log (tests). */
+  logger?: boolean | object;
+}
+
+/** A built listener and how to stop it: readiness turns to "stopping", then in-flight requests finish. */
+export interface BuiltApp {
+  app: FastifyInstance;
+  stop: () => Promise<void>;
+}
+
+/** Request headers that carry secrets; no listener logs them. */
+const redactedHeaders = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
+
+/**
+ * What every listener shares (the main one and the MCP_PORT one): the logger and its redaction,
+ * the body limit, proxy trust, the catalogue's error bodies, request info and activity, health.
+ * Each app then registers its own routes on it.
+ */
+export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
+  const { settings, services } = options;
+  let stopping = false;
+  const app = Fastify({
+    logger: options.logger ?? { level: settings.logLevel, redact: redactedHeaders },
+    bodyLimit: jsonBodyLimit,
+    trustProxy: settings.trustProxy,
+    return503OnClosing: true,
+    frameworkErrors,
+    clientErrorHandler,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Only JSON (and, where a route declares it, multipart) is accepted: text/plain is a 415.
+  app.removeContentTypeParser('text/plain');
+
+  await app.register(errorsPlugin);
+  await app.register(activityPlugin, { services });
+  await app.register(healthRoutes, { services, isStopping: () => stopping });
+
+  const stop = async () => {
+    stopping = true;
+    await app.close();
+  };
+  return { app, stop };
+}
