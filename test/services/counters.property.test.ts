@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toDay } from '../../src/core/time.js';
 import { articleStatuses, backlinkCategories } from '../../src/core/values.js';
-import { migrate } from '../../src/db/migrate.js';
+import { counters } from '../../src/db/migrations/005_counters.js';
 import type { Actor } from '../../src/services/actor.js';
 import type { Page } from '../../src/services/pagination.js';
 import { apiGet } from '../helpers/fixtures.js';
@@ -207,8 +207,7 @@ describe('counters against the rows', () => {
     for (const table of ['backlink_day_counts', 'backlink_month_counts', 'article_day_counts', 'article_month_counts']) {
       await sql`drop table ${sql.table(table)}`.execute(db);
     }
-    await sql`delete from schema_migrations where name = '005_counters'`.execute(db);
-    expect(await migrate(h.services.db)).toEqual(['005_counters']);
+    await counters.up({ db, dialect: h.services.db.dialect });
     expect(await counterTables()).toEqual(incremental);
   });
 });

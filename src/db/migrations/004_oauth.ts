@@ -2,7 +2,7 @@ import type { AnchorageMigration } from './columns.js';
 import { withId } from './columns.js';
 
 export const oauth: AnchorageMigration = {
-  name: '003_oauth',
+  name: '004_oauth',
   async up({ db, dialect }) {
     // MCP clients: registered (RFC 7591) or known by their metadata document URL (CIMD).
     await db.schema

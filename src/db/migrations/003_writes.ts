@@ -1,7 +1,7 @@
 import type { AnchorageMigration } from './columns.js';
 
 export const writes: AnchorageMigration = {
-  name: '004_writes',
+  name: '003_writes',
   async up({ db, dialect }) {
     // Article writes per account and UTC day, incremented in the write's own transaction.
     await db.schema
