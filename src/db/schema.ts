@@ -128,6 +128,8 @@ export interface SessionsTable {
   csrf_token: string;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** A one-time message for the next page, sealed with the session id (see SessionsService.flash). */
+  flash: string | null;
 }
 
 export interface EditCountsTable {

@@ -42,8 +42,15 @@ function responsesOf(operation: Operation): Record<number, z.ZodType> {
 
 const pick = (shape: z.ZodRawShape, keys: string[]) => Object.fromEntries(keys.map((k) => [k, shape[k]!]));
 
+/** RFC 9110 `If-Match`: `*` or a list of entity tags, each in double quotes (`"a45-v3"`, `W/"…"`). */
+const ifMatchSyntax = /^\s*(?:\*|(?:W\/)?"[^"\s]*"(?:\s*,\s*(?:W\/)?"[^"\s]*")*)\s*$/;
+
 const writeHeaders = z.looseObject({
-  'if-match': z.string().optional().describe('The ETag from GET; a stale one is 412 precondition_failed.'),
+  'if-match': z
+    .string()
+    .regex(ifMatchSyntax, { error: 'The If-Match header is malformed: send the ETag exactly as GET returns it, in its double quotes (such as "a45-v3"), or *. Nothing was saved.' })
+    .optional()
+    .describe('The ETag from GET, in its double quotes; a stale one is 412 precondition_failed, one without quotes 422 validation_failed.'),
   'idempotency-key': z
     .string()
     .max(255)

@@ -146,6 +146,6 @@ describe('abuse limits (shared through Redis where TEST_REDIS_URL is set)', () =
     expect((await h.services.keys.list(customer.accountId)).filter((k) => !k.revoked_at)).toHaveLength(3);
     await h.services.keys.revoke(third.id, customer.accountId);
     const created = await browser.post('/app/connect/keys', { _csrf: token, name: 'four' });
-    expect(created.statusCode).toBe(201);
+    expect(created.statusCode).toBe(303);
   });
 });

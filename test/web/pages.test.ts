@@ -357,8 +357,9 @@ describe('UI pages', () => {
   it('creates a key shown once, lists it, and revokes it', async () => {
     const page = await browser.get('/app/connect');
     expect(page.body).toContain('http://localhost:3999/api/v1/sites');
-    const created = await browser.post('/app/connect/keys', { _csrf: csrfOf(page.body), name: 'Reporting, "main"', read_only: '1' });
-    expect(created.statusCode).toBe(201);
+    const posted = await browser.post('/app/connect/keys', { _csrf: csrfOf(page.body), name: 'Reporting, "main"', read_only: '1' });
+    expect(posted.statusCode).toBe(303);
+    const created = await browser.get(posted.headers.location as string);
     expect(created.headers['cache-control']).toBe('no-store');
     const key = /id="new-key"[^>]*value="(ak_[A-Za-z0-9]{40})"/.exec(created.body)?.[1];
     expect(key).toBeDefined();

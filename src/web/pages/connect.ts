@@ -11,6 +11,21 @@ interface KeyForm {
   read_only?: unknown;
 }
 
+/** A new key on its way to the page after the redirect, in the session's sealed flash. */
+interface NewKeyFlash {
+  kind: 'api_key';
+  id: number;
+  key: string;
+  name: string;
+  readOnly: boolean;
+}
+
+function newKeyOf(flash: string | undefined): NewKeyFlash | undefined {
+  if (!flash) return undefined;
+  const value = JSON.parse(flash) as Partial<NewKeyFlash>;
+  return value.kind === 'api_key' ? (value as NewKeyFlash) : undefined;
+}
+
 const maxNameLength = 100;
 
 function keyRows(ui: UiContext, keys: ApiKeySummary[]): SafeHtml[] {
@@ -35,18 +50,18 @@ function keyRows(ui: UiContext, keys: ApiKeySummary[]): SafeHtml[] {
 }
 
 /** The key shown once, right after it was created, with a copy button. */
-function newKeyPanel(created: CreatedKey, name: string, readOnly: boolean, publicUrl: string): SafeHtml {
+function newKeyPanel({ key, name, readOnly }: NewKeyFlash, publicUrl: string): SafeHtml {
   return html`<section class="card new-key" aria-labelledby="new-key-h">
   <h2 id="new-key-h">Your new API key “${name}”</h2>
   <p><strong>Copy it now: it is shown only this once.</strong> Anchorage keeps only a fingerprint of it, so nobody can show it to you again. If you lose it, revoke it and create another.</p>
   <div class="copy-row">
     <label for="new-key" class="visually-hidden">API key</label>
-    <input id="new-key" class="code key-value" type="text" value="${created.key}" readonly data-select-on-focus>
+    <input id="new-key" class="code key-value" type="text" value="${key}" readonly data-select-on-focus>
     <button type="button" class="primary" data-copy="#new-key" hidden>Copy key</button>
   </div>
   <p class="muted small">${readOnly ? 'This key is read-only: it can list and read, but not change articles.' : 'This key can read and change articles (edits are recorded as revisions with origin API).'}</p>
   <p>Try it:</p>
-  <pre class="code-block"><code id="curl-example">curl -H "Authorization: Bearer ${created.key}" \\
+  <pre class="code-block"><code id="curl-example">curl -H "Authorization: Bearer ${key}" \\
   ${publicUrl}/api/v1/sites</code></pre>
   <button type="button" class="small" data-copy="#curl-example" hidden>Copy command</button>
 </section>`;
@@ -115,9 +130,19 @@ ${extra.created ?? ''}
     };
   }
 
-  app.get<{ Querystring: { revoked?: string } }>('/app/connect', async (request, reply) => {
+  app.get<{ Querystring: { revoked?: string; created?: string } }>('/app/connect', async (request, reply) => {
     const ui = uiOf(request);
     const revoked = textField(request.query.revoked);
+    const createdId = textField(request.query.created);
+    if (createdId !== '') {
+      // The key travels in the session's flash, never in the URL: this page shows it once.
+      const fresh = newKeyOf(await services.sessions.takeFlash(ui.session.id));
+      if (fresh && String(fresh.id) === createdId) {
+        return sendPage(reply, ui, await render(ui, { created: newKeyPanel(fresh, settings.publicUrl) }));
+      }
+      const message = notice('info', 'The key was created and shown once, when you created it; Anchorage cannot show it again. If you did not copy it, revoke it and create another.');
+      return sendPage(reply, ui, await render(ui, { message }));
+    }
     const message =
       revoked === '1'
         ? notice('success', 'The key was revoked. Requests with it are refused from now on.')
@@ -142,8 +167,11 @@ ${extra.created ?? ''}
       if (!(error instanceof TooManyKeysError)) throw error;
       return sendPage(reply, ui, await render(ui, { message: notice('error', error.message), name, readOnly }), 422);
     }
-    // Shown in this response only (never in a URL, a log or a later page).
-    return sendPage(reply, ui, await render(ui, { created: newKeyPanel(created, name, readOnly, settings.publicUrl) }), 201);
+    // POST-redirect-GET: a reload shows the key's page, it never creates a second key. The key is
+    // shown by the next page only (never in a URL or a log), from the session's sealed flash.
+    const flash: NewKeyFlash = { kind: 'api_key', id: created.id, key: created.key, name, readOnly };
+    await services.sessions.setFlash(ui.session.id, JSON.stringify(flash));
+    return reply.redirect(`/app/connect?created=${created.id}`, 303);
   });
 
   app.post<{ Params: { id: string } }>('/app/connect/keys/:id/revoke', async (request, reply) => {
