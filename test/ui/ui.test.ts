@@ -160,7 +160,8 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
     expect(await drawnPixels(page, '#articles-chart')).toBeGreaterThan(1000);
     expect((await page.$eval('#backlinks-chart', (c) => (c as HTMLCanvasElement).toDataURL())).length).toBeGreaterThan(5000);
 
-    const stats = (await (await api(`/api/v1/sites/${siteId}/stats?period=2026-11`, setupKey)).json()) as { data: Record<string, number> };
+    // November is the current month: reported to date, as the API's this_month.
+    const stats = (await (await api(`/api/v1/sites/${siteId}/stats?period=this_month`, setupKey)).json()) as { data: Record<string, number> };
     for (const name of ['articles_published', 'backlinks_acquired', 'backlinks_industry', 'backlinks_local']) {
       const shown = await page.locator(`[data-stat-value="${name}"]`).textContent();
       expect(Number(shown), name).toBe(stats.data[name]);

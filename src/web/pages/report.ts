@@ -38,8 +38,64 @@ export function validMonth(value: string): string | undefined {
   return /^\d{4}-\d{2}$/.test(value) && periodRange(value, new Date()) ? value : undefined;
 }
 
-const validStatus = (value: string): ArticleStatus | undefined =>
-  (articleStatuses as readonly string[]).includes(value) ? (value as ArticleStatus) : undefined;
+/** The statuses a month's articles can be filtered by: drafts have no publication date, so no month holds them. */
+const datedStatuses = articleStatuses.filter((s) => s !== 'draft');
+
+/**
+ * The article filter: published by default, so that the table holds what the "Articles
+ * published" card counts; `any` shows every dated article of the month.
+ */
+function statusChoice(value: string): ArticleStatus | 'any' {
+  if (value === 'any') return 'any';
+  return (datedStatuses as readonly string[]).includes(value) ? (value as ArticleStatus) : 'published';
+}
+
+/** The status filter as a query parameter: the default (published) is left out of links. */
+const statusParam = (choice: ArticleStatus | 'any'): string | undefined => (choice === 'published' ? undefined : choice);
+
+/**
+ * The days a report covers, and the days it is compared with: a past or future month whole,
+ * against the whole month before; the current month up to today, against the same days of the
+ * month before (the 1st to the 23rd against the 1st to the 23rd, or to its last day if shorter).
+ */
+export interface ReportSpan {
+  from: string;
+  to: string;
+  previousFrom: string;
+  previousTo: string;
+  toDate: boolean;
+}
+
+export function reportSpan(month: string, now: Date): ReportSpan {
+  const whole = periodRange(month, now)!;
+  const previous = periodRange(addMonths(month, -1), now)!;
+  const today = toDay(now);
+  if (today.slice(0, 7) !== month) return { ...whole, previousFrom: previous.from, previousTo: previous.to, toDate: false };
+  const lastDay = Math.min(Number(today.slice(8)), Number(previous.to.slice(8)));
+  return { from: whole.from, to: today, previousFrom: previous.from, previousTo: `${previous.to.slice(0, 8)}${String(lastDay).padStart(2, '0')}`, toDate: true };
+}
+
+/** Days of one month as "1–23 Nov 2026" (or "1 Nov 2026"). */
+function daysLabel(from: string, to: string): string {
+  const first = Number(from.slice(8));
+  const last = Number(to.slice(8));
+  return `${first === last ? first : `${first}–${last}`} ${monthLabel(from.slice(0, 7), true)}`;
+}
+
+/** What the numbers of the page cover and what they are compared with, in words. */
+function spanNote(month: string, span: ReportSpan): string {
+  const previousMonth = monthLabel(addMonths(month, -1));
+  return span.toDate
+    ? `${monthLabel(month)} so far: ${daysLabel(span.from, span.to)}, compared with the same days of ${previousMonth} (${daysLabel(span.previousFrom, span.previousTo)}).`
+    : `The whole month, compared with the whole of ${previousMonth}.`;
+}
+
+/** The articles table's heading, saying what the status filter keeps. */
+function articlesHeading(choice: ArticleStatus | 'any', period: string): string {
+  if (choice === 'published') return `Articles published in ${period}`;
+  if (choice === 'any') return `Articles dated in ${period}, any status`;
+  return `${choice[0]!.toUpperCase()}${choice.slice(1)} articles dated in ${period}`;
+}
 
 /**
  * Where a page sits: the first breadcrumbs ("Sites", or for staff on another account "Accounts /
@@ -59,20 +115,20 @@ export function siteHeading(site: SiteRow): SafeHtml {
   return html`${site.name ?? `Site ${site.id}`}`;
 }
 
-function statTile(label: string, current: number, previous: number, previousMonth: string, id: string): SafeHtml {
+function statTile(label: string, current: number, previous: number, compared: string, id: string): SafeHtml {
   return html`<div class="stat" data-stat="${id}">
   <dt>${label}</dt>
   <dd><span class="stat-value" data-stat-value="${id}">${current}</span>
-    <span class="stat-compare">${delta(current, previous)} <span class="muted">vs ${monthLabel(previousMonth, true)} (${previous})</span></span></dd>
+    <span class="stat-compare">${delta(current, previous)} <span class="muted">vs ${compared} (${previous})</span></span></dd>
 </div>`;
 }
 
-function statTiles(stats: Stats, previous: Stats, previousMonth: string): SafeHtml {
+function statTiles(stats: Stats, previous: Stats, compared: string): SafeHtml {
   return html`<dl class="stats">
-  ${statTile('Articles published', stats.articles_published, previous.articles_published, previousMonth, 'articles_published')}
-  ${statTile('Backlinks acquired', stats.backlinks_acquired, previous.backlinks_acquired, previousMonth, 'backlinks_acquired')}
-  ${statTile('Industry backlinks', stats.backlinks_industry, previous.backlinks_industry, previousMonth, 'backlinks_industry')}
-  ${statTile('Local backlinks', stats.backlinks_local, previous.backlinks_local, previousMonth, 'backlinks_local')}
+  ${statTile('Articles published', stats.articles_published, previous.articles_published, compared, 'articles_published')}
+  ${statTile('Backlinks acquired', stats.backlinks_acquired, previous.backlinks_acquired, compared, 'backlinks_acquired')}
+  ${statTile('Industry backlinks', stats.backlinks_industry, previous.backlinks_industry, compared, 'backlinks_industry')}
+  ${statTile('Local backlinks', stats.backlinks_local, previous.backlinks_local, compared, 'backlinks_local')}
 </dl>`;
 }
 
@@ -158,26 +214,30 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
     const site = await services.sites.visible(ui.actor, siteId);
     const askedMonth = textField(request.query.month);
     const month = validMonth(askedMonth) ?? currentMonth();
-    const status = validStatus(textField(request.query.status));
+    const choice = statusChoice(textField(request.query.status));
+    const status = choice === 'any' ? undefined : choice;
     const apage = pageParam(request.query.apage);
     const bpage = pageParam(request.query.bpage);
     const previousMonth = addMonths(month, -1);
     const months = Array.from({ length: 12 }, (_, i) => addMonths(month, i - 11));
+    const span = reportSpan(month, services.clock.now());
+    const range = { from: span.from, to: span.to };
 
     const [stats, previous, series, where] = await Promise.all([
-      services.stats.get(ui.actor, siteId, { period: month }),
-      services.stats.get(ui.actor, siteId, { period: previousMonth }),
+      services.stats.get(ui.actor, siteId, range),
+      services.stats.get(ui.actor, siteId, { from: span.previousFrom, to: span.previousTo }),
       services.uiQueries.monthlySeries(siteId, months),
       accountContext(options, ui, site.account_id),
     ]);
-    const range = { from: stats.from, to: stats.to };
     const [articles, backlinks] = await Promise.all([
       services.articles.list(ui.actor, siteId, { ...range, status, page: apage, per_page: perPage }),
       services.backlinks.list(ui.actor, siteId, { ...range, page: bpage, per_page: perPage }),
     ]);
 
     const here = (params: Partial<Record<keyof ReportQuery, string | number | undefined>>, anchor = '') =>
-      `/app/sites/${siteId}${queryString({ month, status, apage, bpage, ...params })}${anchor}`;
+      `/app/sites/${siteId}${queryString({ month, status: statusParam(choice), apage, bpage, ...params })}${anchor}`;
+    const period = span.toDate ? `${monthLabel(month)} so far` : monthLabel(month);
+    const compared = span.toDate ? daysLabel(span.previousFrom, span.previousTo) : monthLabel(previousMonth, true);
     const exportQuery = queryString({ month });
     const facts = [site.industry, site.country, site.language, site.geographic_scope].filter(Boolean).join(' · ');
 
@@ -206,7 +266,8 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
 </form>
 <section aria-labelledby="summary-h" class="report-summary">
   <h2 id="summary-h">Summary <span class="muted thin small">${stats.from} to ${stats.to}</span></h2>
-  ${statTiles(stats, previous, previousMonth)}
+  <p class="muted small" data-span-note>${spanNote(month, span)}</p>
+  ${statTiles(stats, previous, compared)}
 </section>
 <section aria-labelledby="trend-h">
   <h2 id="trend-h">The last 12 months</h2>
@@ -214,37 +275,37 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
 </section>
 <section aria-labelledby="articles-h" id="articles" class="card">
   <div class="section-head">
-    <h2 id="articles-h">Articles published in ${monthLabel(month)}</h2>
-    <a class="button small no-print" href="/app/sites/${siteId}/articles.csv${queryString({ month, status })}" download>Export CSV</a>
+    <h2 id="articles-h">${articlesHeading(choice, period)}</h2>
+    <a class="button small no-print" href="/app/sites/${siteId}/articles.csv${queryString({ month, status: statusParam(choice) })}" download>Export CSV</a>
   </div>
   <form class="filters compact no-print" method="get" action="/app/sites/${siteId}#articles">
     <input type="hidden" name="month" value="${month}">
     <label for="status">Status</label>
     <select id="status" name="status">
-      <option value="">Any status</option>
-      ${articleStatuses.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s}</option>`)}
+      ${datedStatuses.map((s) => html`<option value="${s}"${s === choice ? html` selected` : ''}>${s}</option>`)}
+      <option value="any"${choice === 'any' ? html` selected` : ''}>any status</option>
     </select>
     <button type="submit" class="button small">Filter</button>
-    ${status ? html`<a href="${here({ status: undefined, apage: undefined }, '#articles')}">Clear</a>` : ''}
+    ${choice !== 'published' ? html`<a href="${here({ status: undefined, apage: undefined }, '#articles')}">Published only</a>` : ''}
   </form>
   ${tableWrap(
-    `Articles of ${monthLabel(month)}`,
-    html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Published</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
+    articlesHeading(choice, period),
+    html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
     articleRows(articles.data),
-    status ? `No ${status} articles in ${monthLabel(month)}.` : `No articles were published in ${monthLabel(month)}.`,
+    choice === 'published' ? `No articles were published in ${period}.` : `No ${choice === 'any' ? '' : `${choice} `}articles are dated in ${period}.`,
   )}
   ${pager(articles.meta, (p) => here({ apage: p }, '#articles'), 'Articles')}
 </section>
 <section aria-labelledby="backlinks-h" id="backlinks" class="card">
   <div class="section-head">
-    <h2 id="backlinks-h">Backlinks acquired in ${monthLabel(month)}</h2>
+    <h2 id="backlinks-h">Backlinks acquired in ${period}</h2>
     <a class="button small no-print" href="/app/sites/${siteId}/backlinks.csv${exportQuery}" download>Export CSV</a>
   </div>
   ${tableWrap(
-    `Backlinks of ${monthLabel(month)}`,
+    `Backlinks acquired in ${period}`,
     html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
     backlinkRows(backlinks.data),
-    `No backlinks were acquired in ${monthLabel(month)}.`,
+    `No backlinks were acquired in ${period}.`,
   )}
   ${pager(backlinks.meta, (p) => here({ bpage: p }, '#backlinks'), 'Backlinks')}
 </section>`,
@@ -255,22 +316,23 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
     const month = validMonth(textField(request.query.month)) ?? currentMonth();
-    const status = validStatus(textField(request.query.status));
-    const range = periodRange(month, services.clock.now())!;
-    const rows = await allPages((page) => services.articles.list(ui.actor, siteId, { ...range, status, ...page }));
+    const choice = statusChoice(textField(request.query.status));
+    const status = choice === 'any' ? undefined : choice;
+    const { from, to } = reportSpan(month, services.clock.now());
+    const rows = await allPages((page) => services.articles.list(ui.actor, siteId, { from, to, status, ...page }));
     const csv = toCsv(
       ['id', 'title', 'status', 'published_at', 'target_keyword', 'word_count', 'url'],
       rows.map((a) => [a.id, a.title, a.status, a.published_at, a.target_keyword, a.word_count, a.url]),
     );
-    return sendCsv(reply, `site-${siteId}-articles-${month}${status ? `-${status}` : ''}.csv`, csv);
+    return sendCsv(reply, `site-${siteId}-articles-${month}${choice === 'published' ? '' : `-${choice}`}.csv`, csv);
   });
 
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/backlinks.csv', async (request, reply) => {
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
     const month = validMonth(textField(request.query.month)) ?? currentMonth();
-    const range = periodRange(month, services.clock.now())!;
-    const rows = await allPages((page) => services.backlinks.list(ui.actor, siteId, { ...range, ...page }));
+    const { from, to } = reportSpan(month, services.clock.now());
+    const rows = await allPages((page) => services.backlinks.list(ui.actor, siteId, { from, to, ...page }));
     const csv = toCsv(
       ['id', 'acquired_at', 'source_domain', 'source_url', 'target_url', 'anchor_text', 'anchor_type', 'status', 'category'],
       rows.map((b) => [b.id, b.acquired_at, b.source_domain, b.source_url, b.target_url, b.anchor_text, b.anchor_type, b.status, b.category]),

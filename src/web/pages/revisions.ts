@@ -17,6 +17,17 @@ const originLabels: Record<RevisionRow['origin'], string> = {
   rewrite: 'rewrite',
 };
 
+/**
+ * The number people see for each revision: 1 for the article's first, counting up, as "version 3"
+ * of a document (database ids are shared by every article, so they jump). `revisions` is newest first.
+ */
+export function revisionNumbers(revisions: readonly { id: number }[]): Map<number, number> {
+  return new Map(revisions.map((r, index) => [r.id, revisions.length - index]));
+}
+
+/** "Revision 3" for a revision id of the article shown. */
+type RevisionName = (id: number) => string;
+
 /** Who made a revision: the user, the API key, the assistant, or the content pipeline. */
 function who(revision: RevisionSummary): SafeHtml {
   const parts: SafeHtml[] = [];
@@ -84,15 +95,15 @@ function renderDiff(lines: DiffLine[]): SafeHtml {
 }
 
 /** Title, meta description and image compared side by side; the body as a line diff. */
-function comparison(a: RevisionRow, b: RevisionRow): SafeHtml {
+function comparison(a: RevisionRow, b: RevisionRow, numberOf: (r: RevisionRow) => number): SafeHtml {
   const field = (label: string, before: string | null, after: string | null) =>
     before === after
       ? html`<tr><th scope="row">${label}</th><td colspan="2" class="muted">unchanged: ${after ?? '—'}</td></tr>`
       : html`<tr class="changed"><th scope="row">${label}</th><td><del>${before ?? '—'}</del></td><td><ins>${after ?? '—'}</ins></td></tr>`;
   const body = lineDiff(a.body, b.body);
   return html`<div class="table-wrap"><table class="fields-diff">
-<caption class="visually-hidden">Fields of revision ${a.id} and revision ${b.id}</caption>
-<thead><tr><th scope="col">Field</th><th scope="col">A · revision ${a.id}</th><th scope="col">B · revision ${b.id}</th></tr></thead>
+<caption class="visually-hidden">Fields of revision ${numberOf(a)} and revision ${numberOf(b)}</caption>
+<thead><tr><th scope="col">Field</th><th scope="col">A · revision ${numberOf(a)}</th><th scope="col">B · revision ${numberOf(b)}</th></tr></thead>
 <tbody>
 ${field('Title', a.title, b.title)}
 ${field('Meta description', a.meta_description, b.meta_description)}
@@ -102,26 +113,28 @@ ${field('Featured image', a.featured_image_url, b.featured_image_url)}
 ${body.added === 0 && body.removed === 0 ? html`<p class="muted">The bodies are identical.</p>` : renderDiff(body.lines)}`;
 }
 
-function diffSection(a: RevisionRow, b: RevisionRow): SafeHtml {
+function diffSection(a: RevisionRow, b: RevisionRow, numbers: Map<number, number>): SafeHtml {
   const when = (r: RevisionRow) => r.created_at.slice(0, 16).replace('T', ' ');
+  const numberOf = (r: RevisionRow) => numbers.get(r.id)!;
   return html`<section class="card" aria-labelledby="diff-h" id="diff">
-  <h2 id="diff-h">Revision #${a.id} <span class="muted thin">(A, ${when(a)})</span> compared with #${b.id} <span class="muted thin">(B, ${when(b)})</span></h2>
-  ${a.id === b.id ? html`<p class="muted">You chose the same revision twice; pick two different ones.</p>` : comparison(a, b)}
+  <h2 id="diff-h">Revision ${numberOf(a)} <span class="muted thin">(A, ${when(a)})</span> compared with revision ${numberOf(b)} <span class="muted thin">(B, ${when(b)})</span></h2>
+  ${a.id === b.id ? html`<p class="muted">You chose the same revision twice; pick two different ones.</p>` : comparison(a, b, numberOf)}
 </section>`;
 }
 
 /** The revisions table: choose A and B to compare, restore any earlier one. */
 function revisionTable(ui: UiContext, article: ArticleRow, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
   const currentId = article.current_revision_id ?? revisions[0]?.id;
+  const numbers = revisionNumbers(revisions);
   return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
 ${tableWrap(
-  'Revisions, newest first',
+  'Revisions, newest first, numbered from the first',
   html`<tr><th scope="col">A</th><th scope="col">B</th><th scope="col">Revision</th><th scope="col">Time</th><th scope="col">Origin</th><th scope="col">Who</th><th scope="col">Reason</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
   revisions.map(
     (r) => html`<tr${r.id === currentId ? html` class="current"` : ''}>
-  <td><input type="radio" form="compare" name="a" value="${r.id}" aria-label="Compare revision ${r.id} as A"${r.id === a ? html` checked` : ''}></td>
-  <td><input type="radio" form="compare" name="b" value="${r.id}" aria-label="Compare revision ${r.id} as B"${r.id === b ? html` checked` : ''}></td>
-  <td>#${r.id}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
+  <td><input type="radio" form="compare" name="a" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as A"${r.id === a ? html` checked` : ''}></td>
+  <td><input type="radio" form="compare" name="b" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as B"${r.id === b ? html` checked` : ''}></td>
+  <td data-revision-number>${numbers.get(r.id)!}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
   <td>${timestamp(r.created_at)}</td>
   <td>${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
   <td>${who(r)}</td>
@@ -130,7 +143,7 @@ ${tableWrap(
     r.id === currentId
       ? html`<span class="muted small">current content</span>`
       : canEdit
-        ? html`<form method="post" action="/app/articles/${article.id}/revisions/${r.id}/restore" data-confirm="Restore revision ${r.id}? This makes its content the current content (as a new revision).">
+        ? html`<form method="post" action="/app/articles/${article.id}/revisions/${r.id}/restore" data-confirm="Restore revision ${numbers.get(r.id)!}? This makes its content the current content (as a new revision).">
       ${csrfField(ui.session.csrfToken)}
       <button type="submit" class="small">Restore</button>
     </form>`
@@ -147,12 +160,15 @@ ${tableWrap(
 export async function revisionPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
 
-  async function view(ui: UiContext, article: ArticleRow, extra: { message?: SafeHtml; a?: number; b?: number; diff?: SafeHtml }) {
+  /** The page; the message may name revisions by their numbers, known once the list is read. */
+  async function view(ui: UiContext, article: ArticleRow, extra: { message?: (name: RevisionName) => SafeHtml; compare?: [RevisionRow, RevisionRow] }) {
     const site = await services.sites.visible(ui.actor, article.site_id);
     const revisions = await services.revisions.list(article.id);
+    const numbers = revisionNumbers(revisions);
+    const name: RevisionName = (id) => (numbers.has(id) ? `Revision ${numbers.get(id)!}` : 'The revision');
     const canEdit = article.account_id === ui.user.accountId;
-    const a = extra.a ?? revisions[1]?.id;
-    const b = extra.b ?? revisions[0]?.id;
+    const a = extra.compare?.[0].id ?? revisions[1]?.id;
+    const b = extra.compare?.[1].id ?? revisions[0]?.id;
     const title = article.title || `Article ${article.id}`;
     const where = await accountContext(options, ui, article.account_id);
     return {
@@ -168,8 +184,8 @@ ${where.banner}
   </div>
   <div class="actions"><a class="button" href="/app/articles/${article.id}">Back to the article</a></div>
 </div>
-${extra.message ?? ''}
-${extra.diff ?? ''}
+${extra.message?.(name) ?? ''}
+${extra.compare ? diffSection(extra.compare[0], extra.compare[1], numbers) : ''}
 <section class="card" aria-labelledby="list-h">
   <h2 id="list-h">All revisions <span class="count">${revisions.length}</span></h2>
   ${revisionTable(ui, article, revisions, a, b, canEdit)}
@@ -182,9 +198,10 @@ ${extra.diff ?? ''}
     const article = await services.articles.visible(ui.actor, idParam(request.params.id, 'article'));
     const restored = textField(request.query.restored);
     const message = /^\d+$/.test(restored)
-      ? notice('success', html`Revision #${restored} was restored: its content is now the current content, recorded as a new revision with origin <em>editor</em>.`)
+      ? (name: RevisionName) =>
+          notice('success', html`${name(Number(restored))} was restored: its content is now the current content, recorded as a new revision with origin <em>editor</em>.`)
       : restored === 'same'
-        ? notice('info', 'That revision has the same content as the current one; nothing changed.')
+        ? () => notice('info', 'That revision has the same content as the current one; nothing changed.')
         : undefined;
     return sendPage(reply, ui, await view(ui, article, { message }));
   });
@@ -195,16 +212,16 @@ ${extra.diff ?? ''}
     const aText = textField(request.query.a);
     const bText = textField(request.query.b);
     if (!aText || !bText) {
-      const message = notice('error', 'Choose two revisions to compare: one in column A and one in column B.');
+      const message = () => notice('error', 'Choose two revisions to compare: one in column A and one in column B.');
       return sendPage(reply, ui, await view(ui, article, { message }), 422);
     }
     const aId = idParam(aText, 'revision');
     const bId = idParam(bText, 'revision');
     const [a, b] = await Promise.all([services.revisions.get(article.id, aId), services.revisions.get(article.id, bId)]);
     if (!a || !b) throw new AppError('not_found', 'No such revision of this article.');
-    const diff = diffSection(a, b);
-    const page = await view(ui, article, { a: aId, b: bId, diff });
-    return sendPage(reply, ui, { ...page, title: `Compare revisions ${a.id} and ${b.id}` });
+    const numbers = revisionNumbers(await services.revisions.list(article.id));
+    const page = await view(ui, article, { compare: [a, b] });
+    return sendPage(reply, ui, { ...page, title: `Compare revisions ${numbers.get(a.id)!} and ${numbers.get(b.id)!}` });
   });
 
   app.post<{ Params: { id: string; revision: string } }>('/app/articles/:id/revisions/:revision/restore', async (request, reply) => {
@@ -218,17 +235,17 @@ ${extra.diff ?? ''}
     try {
       const result = await services.articleWrites.restore(ui.actor, articleId, revisionId);
       if (result.sanitized.length > 0) {
-        const message = html`${notice('success', `Revision #${revisionId} was restored.`)}${sanitizedNotice(result.sanitized)}`;
+        const message = (name: RevisionName) => html`${notice('success', `${name(revisionId)} was restored.`)}${sanitizedNotice(result.sanitized)}`;
         return sendPage(reply, ui, await view(ui, await services.articles.visible(ui.actor, articleId), { message }));
       }
       return reply.redirect(`/app/articles/${articleId}/revisions?restored=${result.changed ? revisionId : 'same'}`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500 || error.status === 403) throw error;
-      const message =
+      const message = (name: RevisionName) =>
         error.code === 'protected_links_violation'
           ? notice(
               'error',
-              html`<p><strong>Revision #${revisionId} was not restored.</strong> Anchorage inserted protected links after that revision was made, and restoring it would remove them. Protected links keep your backlink network intact, so they cannot be dropped — not even by a restore. The links concerned:</p>
+              html`<p><strong>${name(revisionId)} was not restored.</strong> Anchorage inserted protected links after that revision was made, and restoring it would remove them. Protected links keep your backlink network intact, so they cannot be dropped — not even by a restore. The links concerned:</p>
 ${protectedLinkList(error.details.protected_links ?? [])}
 <p>To bring back that revision’s wording, compare it with the current revision below, and copy the parts you want into <a href="/app/articles/${articleId}#edit">the editor</a>, keeping the protected links.</p>`,
             )
@@ -239,8 +256,7 @@ ${protectedLinkList(error.details.protected_links ?? [])}
         services.revisions.get(articleId, revisionId),
         currentId ? services.revisions.get(articleId, currentId) : undefined,
       ]);
-      const diff = a && b ? diffSection(a, b) : undefined;
-      return sendPage(reply, ui, await view(ui, article, { message, a: a?.id, b: b?.id, diff }), error.status);
+      return sendPage(reply, ui, await view(ui, article, { message, compare: a && b ? [a, b] : undefined }), error.status);
     }
   });
 }
