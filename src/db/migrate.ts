@@ -1,33 +1,86 @@
-import { sql } from 'kysely';
-import type { Db } from './connect.js';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import type { Db, DialectName } from './connect.js';
+import type { Database } from './schema.js';
 import type { AnchorageMigration } from './migrations/columns.js';
 import { foundation } from './migrations/001_foundation.js';
 import { sessions } from './migrations/002_sessions.js';
-import { oauth } from './migrations/003_oauth.js';
-import { writes } from './migrations/004_writes.js';
+import { writes } from './migrations/003_writes.js';
+import { oauth } from './migrations/004_oauth.js';
 import { counters } from './migrations/005_counters.js';
 import { articleDerived } from './migrations/006_article_derived.js';
 import { sessionFlash } from './migrations/007_session_flash.js';
 
-/** Every migration, in order. Each runs once, in a transaction, on SQLite and PostgreSQL alike. */
-const migrations: AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash];
+/**
+ * Every migration; Kysely's Migrator runs them in the lexical order of their names (each file is
+ * named as its migration), pending ones together in one transaction, on SQLite and PostgreSQL alike.
+ */
+export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash];
+
+/** Kysely's bookkeeping table: one row per applied migration. */
+const migrationTable = 'kysely_migration';
+
+/**
+ * The hand-written runner before the Migrator kept its own table, under names whose order was not
+ * their run order; these two were renamed so that it is.
+ */
+const legacyTable = 'schema_migrations';
+const legacyNames: Record<string, string> = { '003_oauth': '004_oauth', '004_writes': '003_writes' };
+/** The advisory lock the hand-written runner took, so that it and the adoption take turns. */
+const legacyLockId = 7321001;
+
+class ListedMigrations implements MigrationProvider {
+  constructor(private readonly dialect: DialectName) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(migrations.map((m): [string, Migration] => [m.name, { up: (db) => m.up({ db, dialect: this.dialect }) }]));
+  }
+}
+
+async function tableExists(db: Kysely<Database>, dialect: DialectName, table: string): Promise<boolean> {
+  const found =
+    dialect === 'postgres'
+      ? await sql`select 1 from pg_tables where schemaname = current_schema() and tablename = ${table}`.execute(db)
+      : await sql`select 1 from sqlite_master where type = 'table' and name = ${table}`.execute(db);
+  return found.rows.length > 0;
+}
+
+/**
+ * A database migrated by the hand-written runner: its applied migrations are recorded in the
+ * Migrator's table under their current names, none runs again, and the old table goes, all in one
+ * transaction (several nodes starting together take turns on PostgreSQL).
+ */
+async function adoptLegacyBookkeeping(db: Db): Promise<string[]> {
+  return db.kysely.transaction().execute(async (trx) => {
+    if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${legacyLockId})`.execute(trx);
+    if (!(await tableExists(trx, db.dialect, legacyTable))) return [];
+    const legacy = await sql<{ name: string }>`select name from ${sql.table(legacyTable)}`.execute(trx);
+    const names = legacy.rows.map((row) => legacyNames[row.name] ?? row.name).sort();
+    // The Migrator creates the same table when it finds none.
+    await sql`create table if not exists ${sql.table(migrationTable)} (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(
+      trx,
+    );
+    // One timestamp for all: the Migrator then reads them back in name order, which is their run order.
+    const timestamp = new Date().toISOString();
+    for (const name of names) {
+      await sql`insert into ${sql.table(migrationTable)} (name, timestamp) values (${name}, ${timestamp})`.execute(trx);
+    }
+    await sql`drop table ${sql.table(legacyTable)}`.execute(trx);
+    return names;
+  });
+}
 
 /** Applies the pending migrations; returns their names. */
 export async function migrate(db: Db): Promise<string[]> {
-  await sql`create table if not exists schema_migrations (name text primary key, applied_at text not null)`.execute(
-    db.kysely,
-  );
-  const applied: string[] = [];
-  for (const migration of migrations) {
-    await db.kysely.transaction().execute(async (trx) => {
-      // Nodes starting together on one PostgreSQL database take turns.
-      if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7321001)`.execute(trx);
-      const done = await sql<{ name: string }>`select name from schema_migrations where name = ${migration.name}`.execute(trx);
-      if (done.rows.length > 0) return;
-      await migration.up({ db: trx, dialect: db.dialect });
-      await sql`insert into schema_migrations (name, applied_at) values (${migration.name}, ${new Date().toISOString()})`.execute(trx);
-      applied.push(migration.name);
-    });
-  }
-  return applied;
+  await adoptLegacyBookkeeping(db);
+  const schema =
+    db.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: new ListedMigrations(db.dialect),
+    // The bookkeeping lives beside the tables it describes (the schema of the connection's search_path).
+    migrationTableSchema: schema,
+  });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return results.filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
