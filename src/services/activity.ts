@@ -18,6 +18,12 @@ export interface ActivityEntry {
   outcome: Outcome;
 }
 
+/** Told of every call as it is logged, and of every flush of the queue (metrics). */
+export interface ActivityObserver {
+  recorded(entry: ActivityEntry): void;
+  flushed(rows: number, seconds: number): void;
+}
+
 const flushIntervalMs = 1_000;
 const flushBatchSize = 200;
 
@@ -28,6 +34,8 @@ export interface ActivityFilters {
   status?: 'success' | 'error';
   from?: string;
   to?: string;
+  /** Leaves out the MCP protocol's own successful calls (initialize, tools/list, notifications, ping …). */
+  hideHandshakes?: boolean;
 }
 
 /**
@@ -38,6 +46,7 @@ export class ActivityLog {
   private buffer: NewActivity[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly observers: ActivityObserver[] = [];
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -66,8 +75,22 @@ export class ActivityLog {
     };
   }
 
+  observe(observer: ActivityObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** Records waiting for the next flush. */
+  get queued(): number {
+    return this.buffer.length;
+  }
+
+  private notify(entry: ActivityEntry): void {
+    for (const observer of this.observers) observer.recorded(entry);
+  }
+
   /** Queues a record; it reaches the database within a second. */
   record(entry: ActivityEntry): void {
+    this.notify(entry);
     this.buffer.push(this.row(entry));
     if (this.buffer.length >= flushBatchSize) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), flushIntervalMs);
@@ -76,6 +99,7 @@ export class ActivityLog {
   /** Writes a record in the caller's transaction, beside the change it logs. */
   async recordIn(trx: Transaction<Database>, entry: ActivityEntry): Promise<void> {
     await trx.insertInto('activity_log').values(this.row(entry)).execute();
+    this.notify(entry);
   }
 
   /** Writes everything queued so far. */
@@ -86,8 +110,10 @@ export class ActivityLog {
     this.buffer = [];
     this.flushing = this.flushing.then(async () => {
       if (batch.length === 0) return;
+      const started = performance.now();
       try {
         await this.db.insertInto('activity_log').values(batch).execute();
+        for (const observer of this.observers) observer.flushed(batch.length, (performance.now() - started) / 1000);
       } catch (error) {
         this.onError(error);
       }
@@ -105,6 +131,10 @@ export class ActivityLog {
     if (filters.status === 'error') query = query.where('status', '>=', 400);
     if (filters.from) query = query.where('created_at', '>=', `${filters.from}T00:00:00Z`);
     if (filters.to) query = query.where('created_at', '<=', `${filters.to}T23:59:59Z`);
-    return paginate(query.selectAll().orderBy('id', 'desc'), query, page, (row) => row);
+    if (filters.hideHandshakes) {
+      query = query.where((eb) => eb.or([eb('channel', '=', 'api'), eb('tool', 'is not', null), eb('status', '>=', 400)]));
+    }
+    // Newest first by time: reads are logged in batches, writes in their transaction, so ids alone are out of order.
+    return paginate(query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), query, page, (row) => row);
   }
 }

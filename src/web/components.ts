@@ -12,10 +12,10 @@ export function queryString(params: Record<string, string | number | undefined |
   return text ? `?${text}` : '';
 }
 
-/** `2026-11-15T12:00:00Z` as "2026-11-15 12:00 UTC" in a <time> element. */
-export function timestamp(value: string | null | undefined): SafeHtml {
+/** `2026-11-15T12:00:00Z` as "2026-11-15 12:00 UTC" (or "12:00:00" with `seconds`) in a <time> element. */
+export function timestamp(value: string | null | undefined, precision: 'minutes' | 'seconds' = 'minutes'): SafeHtml {
   if (!value) return html`<span class="muted">—</span>`;
-  const shown = value.replace('T', ' ').replace(/:\d{2}Z$/, '').replace(/Z$/, '');
+  const shown = value.replace('T', ' ').replace(precision === 'seconds' ? /Z$/ : /:\d{2}Z$/, '').replace(/Z$/, '');
   return html`<time datetime="${value}">${shown}<span class="tz"> UTC</span></time>`;
 }
 
@@ -79,6 +79,41 @@ export function tableWrap(caption: string, head: SafeHtml, rows: SafeHtml[], emp
 <thead>${head}</thead>
 <tbody>${rows}</tbody>
 </table>
+</div>`;
+}
+
+/** A paged table of the UI, which a printout holds whole. */
+export interface PagedTable {
+  caption: string;
+  head: SafeHtml;
+  /** The rows of the page on screen. */
+  rows: SafeHtml[];
+  /** Every row of the list (or its first `printRowLimit`), when it has more than one page. */
+  allRows?: SafeHtml[];
+  empty: string;
+  meta: PageMeta;
+  urlFor: (page: number) => string;
+  /** What the rows are, plural ("Articles"). */
+  label: string;
+}
+
+/**
+ * One page on screen, with the pager; in print every row, with how many there are, so a printed
+ * or PDF report holds the whole list and not just the page that happened to be open.
+ */
+export function pagedTable(table: PagedTable): SafeHtml {
+  const onScreen = html`${tableWrap(table.caption, table.head, table.rows, table.empty)}
+  ${pager(table.meta, table.urlFor, table.label)}`;
+  if (!table.allRows) return onScreen;
+  const noun = table.label.toLowerCase();
+  const count =
+    table.allRows.length < table.meta.total
+      ? `The first ${table.allRows.length} of ${table.meta.total} ${noun}; the CSV export holds every row.`
+      : `All ${table.meta.total} ${noun}.`;
+  return html`<div class="screen-only">${onScreen}</div>
+<div class="print-only">
+  ${tableWrap(table.caption, table.head, table.allRows, table.empty)}
+  <p class="pager"><span class="pager-range">${count}</span></p>
 </div>`;
 }
 

@@ -14,12 +14,13 @@ interface ActivityQuery {
   status?: string;
   from?: string;
   to?: string;
+  calls?: string;
   page?: string;
 }
 
 /** The filters as the form shows them, and as the activity log takes them. */
 interface ParsedFilters {
-  form: { channel: string; credential: string; status: string; from: string; to: string };
+  form: { channel: string; credential: string; status: string; from: string; to: string; calls: string };
   filters: ActivityFilters;
   problems: string[];
 }
@@ -31,8 +32,10 @@ export function parseActivityQuery(query: ActivityQuery): ParsedFilters {
     status: textField(query.status),
     from: textField(query.from),
     to: textField(query.to),
+    calls: textField(query.calls) === 'all' ? 'all' : '',
   };
-  const filters: ActivityFilters = {};
+  // By default the log shows the calls that do something; the MCP handshakes are one choice away.
+  const filters: ActivityFilters = form.calls === 'all' ? {} : { hideHandshakes: true };
   const problems: string[] = [];
   if (form.channel === 'api' || form.channel === 'mcp') filters.channel = form.channel;
   if (form.status === 'success' || form.status === 'error') filters.status = form.status;
@@ -88,10 +91,11 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
     const keyIds = [...new Set([...keyList.map((key) => key.id), ...seen.apiKeyIds])].sort((a, b) => b - a);
     const option = (value: string, label: string): SafeHtml =>
       html`<option value="${value}"${form.credential === value ? html` selected` : ''}>${label}</option>`;
-    const filterQuery = { channel: form.channel, credential: form.credential, status: form.status, from: form.from, to: form.to };
+    const filterQuery = { channel: form.channel, credential: form.credential, status: form.status, from: form.from, to: form.to, calls: form.calls };
+    const filtered = Object.keys(filters).some((name) => name !== 'hideHandshakes');
     const rows = log.data.map(
       (row) => html`<tr class="${row.status >= 400 ? 'failed' : ''}">
-  <td>${timestamp(row.created_at)}</td>
+  <td>${timestamp(row.created_at, 'seconds')}</td>
   <td>${badge(row.channel === 'mcp' ? 'MCP' : 'API', row.channel)}</td>
   <td class="wrap"><span class="request-op">${row.operation ?? row.tool ?? '—'}</span><code class="request-path">${what(row)}</code></td>
   <td class="wrap">${credentialName(row, keys, grants)}</td>
@@ -106,7 +110,7 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
       body: html`<div class="page-head">
   <div>
     <h1>Activity log</h1>
-    <p class="muted">Every request made with your API keys and every action of your connected assistants, newest first. Times are UTC.</p>
+    <p class="muted">Every request made with your API keys and every action of your connected assistants, newest first (to the second, in the order they were made). Times are UTC.</p>
   </div>
   <div class="actions"><a class="button" href="/app/activity.csv${queryString(filterQuery)}" download>Export CSV</a></div>
 </div>
@@ -126,17 +130,26 @@ ${problems.map((problem) => notice('warning', problem))}
     <select id="f-status" name="status">
       ${[['', 'Any result'], ['success', 'Success'], ['error', 'Error']].map(([value, label]) => html`<option value="${value!}"${form.status === value ? html` selected` : ''}>${label!}</option>`)}
     </select></div>
+  <div class="field"><label for="f-calls">Calls</label>
+    <select id="f-calls" name="calls">
+      ${[['', 'Requests and tool calls'], ['all', 'Everything, with MCP handshakes']].map(([value, label]) => html`<option value="${value!}"${form.calls === value ? html` selected` : ''}>${label!}</option>`)}
+    </select></div>
   <div class="field"><label for="f-from">From</label><input id="f-from" type="date" name="from" value="${form.from}"></div>
   <div class="field"><label for="f-to">To</label><input id="f-to" type="date" name="to" value="${form.to}"></div>
   <div class="field field-actions"><button type="submit" class="primary">Apply</button> <a href="/app/activity">Reset</a></div>
 </form>
 <section class="card" aria-labelledby="log-h">
   <h2 id="log-h" class="visually-hidden">Records</h2>
+  <p class="muted small" data-calls-note>${
+    form.calls === 'all'
+      ? html`Showing everything, including the calls assistants make to connect (<code>initialize</code>, <code>tools/list</code>, notifications, <code>ping</code>). <a href="/app/activity${queryString({ ...filterQuery, calls: undefined })}">Hide them</a>`
+      : html`The calls assistants make to connect (<code>initialize</code>, <code>tools/list</code>, notifications, <code>ping</code>) are hidden unless they failed. <a href="/app/activity${queryString({ ...filterQuery, calls: 'all' })}">Show them too</a>`
+  }</p>
   ${tableWrap(
     'Activity records',
     html`<tr><th scope="col">Time</th><th scope="col">Channel</th><th scope="col">Request</th><th scope="col">Credential</th><th scope="col">Status</th><th scope="col" class="num">Duration</th><th scope="col">Client</th></tr>`,
     rows,
-    Object.keys(filters).length > 0 ? 'No records match these filters.' : 'No activity yet. Calls made with your API keys and assistants appear here.',
+    filtered ? 'No records match these filters.' : 'No activity yet. Calls made with your API keys and assistants appear here.',
   )}
   ${pager(log.meta, (p) => `/app/activity${queryString({ ...filterQuery, page: p })}`, 'Activity')}
 </section>`,
