@@ -67,20 +67,43 @@ function newKeyPanel({ key, name, readOnly }: NewKeyFlash, publicUrl: string): S
 </section>`;
 }
 
-function howTo(publicUrl: string, mcpUrl: string): SafeHtml {
-  return html`<section class="card" aria-labelledby="howto-h">
-  <h2 id="howto-h">How to connect a site or a tool</h2>
+/** Way 1: a website, script or reporting tool calls the REST API with a key. */
+function restHowTo(publicUrl: string): SafeHtml {
+  return html`<section class="card" aria-labelledby="rest-h" id="rest">
+  <h2 id="rest-h">1. A website or tool: an API key over REST</h2>
   <ol class="steps">
     <li>Create a key with the form on this page and give it a name you will recognise, such as the tool or the person using it. Choose <em>read-only</em> for reporting tools that never change content.</li>
     <li>Copy the key when it is shown: it is displayed once only.</li>
     <li>Send it with every request, either as <code>Authorization: Bearer &lt;key&gt;</code> or as <code>X-API-Key: &lt;key&gt;</code>.</li>
   </ol>
-  <pre class="code-block"><code>curl -H "Authorization: Bearer &lt;your key&gt;" \\
+  <pre class="code-block"><code id="rest-example">curl -H "Authorization: Bearer &lt;your key&gt;" \\
   ${publicUrl}/api/v1/sites
 
 curl -H "X-API-Key: &lt;your key&gt;" \\
   "${publicUrl}/api/v1/sites/&lt;site id&gt;/stats?period=last_month"</code></pre>
-  <p class="muted small">Every call is listed in the <a href="/app/activity">activity log</a>. Keys allow 60 requests per minute. The full reference is at <a href="/docs">${publicUrl}/docs</a> and the OpenAPI document at <code>${publicUrl}/api/v1/openapi.json</code>. AI assistants connect without a key at <code>${mcpUrl}</code>: you sign in and allow access, and see them under <a href="/app/connections">Connected apps</a>.</p>
+  <button type="button" class="small" data-copy="#rest-example" hidden>Copy commands</button>
+  <p class="muted small">Every call is listed in the <a href="/app/activity">activity log</a>. Keys allow 60 requests per minute. The full reference is at <a href="/docs">${publicUrl}/docs</a> and the OpenAPI document at <code>${publicUrl}/api/v1/openapi.json</code>.</p>
+</section>`;
+}
+
+/** Way 2: an AI assistant connects over MCP at its address, with a sign-in instead of a key. */
+function mcpHowTo(mcpUrl: string): SafeHtml {
+  return html`<section class="card" aria-labelledby="mcp-h" id="mcp">
+  <h2 id="mcp-h">2. An AI assistant: MCP, no key needed</h2>
+  <p>Claude, ChatGPT and other assistants connect to Anchorage's MCP server. Give the assistant this address; it opens the Anchorage sign-in, you see which application is asking, and press <strong>Allow</strong> (read and edit, or read only).</p>
+  <label for="mcp-url"><strong>MCP server address</strong></label>
+  <div class="copy-row">
+    <input id="mcp-url" class="code" type="text" value="${mcpUrl}" readonly data-select-on-focus>
+    <button type="button" class="primary" data-copy="#mcp-url" hidden>Copy address</button>
+  </div>
+  <ul class="steps">
+    <li><strong>Claude</strong> (claude.ai, Claude Desktop): Settings → Connectors → <em>Add custom connector</em>, name <em>Anchorage</em>, the address above, then <em>Connect</em>. Claude connects from Anthropic's servers, so the address must be public and https.</li>
+    <li><strong>Claude Code</strong>: run the command below, then <code>/mcp</code> in Claude Code to sign in.</li>
+    <li><strong>ChatGPT</strong>: Settings → Apps &amp; Connectors → Advanced settings → <em>Developer mode</em>, then <em>Create</em> a connector with the address above and authentication <em>OAuth</em>.</li>
+  </ul>
+  <pre class="code-block"><code id="mcp-example">claude mcp add --transport http anchorage ${mcpUrl}</code></pre>
+  <button type="button" class="small" data-copy="#mcp-example" hidden>Copy command</button>
+  <p class="muted small">Assistants see only your own account, follow the same limits as keys, and every call is in the <a href="/app/activity">activity log</a>. Disconnect any of them under <a href="/app/connections">Connected apps</a>.</p>
 </section>`;
 }
 
@@ -98,7 +121,7 @@ export async function connectPages(app: FastifyInstance, options: WebOptions) {
       body: html`<div class="page-head">
   <div>
     <h1>Connect a site</h1>
-    <p class="muted">API keys let your website, reporting tools and scripts read your sites, articles, backlinks and statistics, and edit articles.</p>
+    <p class="muted">There are two ways in. Your website, reporting tools and scripts use an <a href="#rest">API key over the REST API</a> to read your sites, articles, backlinks and statistics, and edit articles. An AI assistant such as Claude or ChatGPT <a href="#mcp">connects over MCP</a>: you sign in and allow it, no key needed.</p>
   </div>
 </div>
 ${extra.message ?? ''}
@@ -115,8 +138,9 @@ ${extra.created ?? ''}
       <div class="form-actions"><button type="submit" class="primary">Create key</button></div>
     </form>
   </section>
-  ${howTo(settings.publicUrl, settings.mcpPublicUrl)}
+  ${restHowTo(settings.publicUrl)}
 </div>
+${mcpHowTo(settings.mcpPublicUrl)}
 <section class="card" aria-labelledby="keys-h">
   <h2 id="keys-h">Your API keys <span class="count">${active} active</span></h2>
   <p class="muted small">An account may hold ${services.keys.maxActive} active keys; revoke keys you no longer use.</p>
