@@ -1,12 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createReadStream, openSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import pino from 'pino';
 import { loadSettings } from '../config.js';
 import { connect } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { serve } from '../main.js';
 import { openRuntime, type Runtime } from '../runtime.js';
-import { ImportError } from '../services/import.js';
+import { ImportError, importResultJson } from '../services/import.js';
 import { UserExistsError } from '../services/users.js';
+import { backup, usePgDump } from './backup.js';
+import { ImportProgressBar } from './import-progress.js';
 
 const usage = `Usage: anchorage <command>
   serve                                                    run the service
@@ -15,24 +19,33 @@ const usage = `Usage: anchorage <command>
   key create --email E [--name N] [--read-only]            prints the key id, then the key on the last line
   key revoke ID
   import FILE|-                                            sites, articles and backlinks, all or nothing
+  backup FILE                                              copy the SQLite database into a new file
   demo                                                     load the demo data set
-  recount                                                  rebuild the day and month counters from the rows`;
+  recount                                                  rebuild the day and month counters from the rows
+  housekeeping                                             delete expired sessions, tokens, idempotency and old activity records`;
 
 class UsageError extends Error {}
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
-function readInput(file: string): unknown {
-  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ImportError('$', `not valid JSON (${(error as Error).message})`);
+/** Writes `pieces` to stdout as the pipe drains, then a newline. */
+async function printPieces(pieces: Iterable<string>): Promise<void> {
+  for (const piece of pieces) if (!process.stdout.write(piece)) await once(process.stdout, 'drain');
+  print('');
+}
+
+/** The import file (or stdin) as it is read, counted on the progress bar when there is one. */
+async function* importInput(fd: number, progress: ImportProgressBar | undefined): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream('', { fd, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    progress?.read(chunk.length);
+    yield chunk;
   }
 }
 
 async function withRuntime<T>(run: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await openRuntime(loadSettings(), {});
+  const settings = loadSettings();
+  // Log lines (a Redis outage, say) go to stderr: stdout holds only what the command prints.
+  const runtime = await openRuntime(settings, { logger: pino({ level: settings.logLevel }, pino.destination({ dest: 2, sync: true })) });
   try {
     return await run(runtime);
   } finally {
@@ -91,9 +104,26 @@ async function main(argv: string[]): Promise<unknown> {
     return print(`Key ${id} revoked.`);
   }
   if (command === 'import' && sub !== undefined) {
-    const input = readInput(sub);
-    const result = await withRuntime(({ services }) => services.importer.run(input));
-    return print(JSON.stringify(result));
+    const fd = sub === '-' ? 0 : openSync(sub, 'r');
+    const progress = ImportProgressBar.forInput(fd);
+    const sites = await withRuntime(({ services }) =>
+      services.importer.importFrom(importInput(fd, progress), (rows) => progress?.wrote(rows)),
+    ).finally(() => progress?.stop());
+    return printPieces(importResultJson(sites));
+  }
+  if (command === 'backup' && sub !== undefined) {
+    const outcome = await backup(loadSettings(), sub);
+    if (outcome === 'postgres') {
+      process.stderr.write(`${usePgDump}\n`);
+      process.exitCode = 2;
+      return undefined;
+    }
+    return print(`Backup written to ${outcome.written}`);
+  }
+  if (command === 'housekeeping') {
+    const deleted = await withRuntime(({ services }) => services.housekeeping.run());
+    if (!deleted) throw new Error('Another node is running housekeeping right now; nothing was deleted. Try again later.');
+    return print(JSON.stringify(deleted));
   }
   if (command === 'recount') {
     const counted = await withRuntime(({ services }) => services.counters.recount());

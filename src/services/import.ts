@@ -7,6 +7,7 @@ import type { Database } from '../db/schema.js';
 import { protectedLinksColumn } from './articles.js';
 import { DayCountChanges } from './counters.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
+import { type ImportEvent, type ImportList, importEvents, NotJsonError } from './import-reader.js';
 
 const timestamp = z.iso.datetime({ offset: false, precision: 0 });
 // PostgreSQL text cannot hold U+0000: refuse it with its path rather than fail on save.
@@ -77,71 +78,245 @@ export class ImportError extends Error {
 const jsonPath = (segments: readonly PropertyKey[]): string =>
   segments.reduce<string>((path, s) => (typeof s === 'number' ? `${path}[${s}]` : `${path}.${String(s)}`), '$');
 
+/** Rows a batch writes: under either database's limit on bound parameters. */
 const batchSize = 400;
+/** Article text a batch holds at most (bodies may be 5 MB each). */
+const batchChars = 8_000_000;
 
-async function insertInBatches<T>(items: T[], insert: (batch: T[]) => Promise<number[]>): Promise<number[]> {
-  const ids: number[] = [];
-  for (let i = 0; i < items.length; i += batchSize) ids.push(...(await insert(items.slice(i, i + batchSize))));
-  return ids;
+type Article = z.output<typeof importArticle>;
+type Backlink = z.output<typeof importBacklink>;
+type SiteFields = Omit<z.output<typeof importSite>, 'articles' | 'backlinks'>;
+type JsonPath = (string | number)[];
+
+const siteMembers: Record<string, z.ZodType> = importSite.shape;
+const rootMembers: Record<string, z.ZodType> = importFileSchema.shape;
+const lists = new Set(['articles', 'backlinks']);
+
+/** `value` as `schema` gives it; otherwise an ImportError at the first problem, below `at`. */
+function check<T extends z.ZodType>(schema: T, value: unknown, at: JsonPath): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new ImportError(jsonPath([...at, ...issue.path]), issue.message);
 }
 
-/** The content pipeline's way in: sites, articles and backlinks, all or nothing. */
-export class ImportService {
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
-  ) {}
+/** Ids in the order they were given, kept as runs of consecutive ids: a million rows written in one import are a few runs. */
+export class IdList {
+  private readonly firsts: number[] = [];
+  private readonly lengths: number[] = [];
+  size = 0;
 
-  async run(input: unknown): Promise<ImportResult> {
-    const parsed = importFileSchema.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new ImportError(jsonPath(issue.path), issue.message);
+  add(id: number): void {
+    const last = this.firsts.length - 1;
+    if (last >= 0 && this.firsts[last]! + this.lengths[last]! === id) this.lengths[last]! += 1;
+    else {
+      this.firsts.push(id);
+      this.lengths.push(1);
     }
-    const owners = new Map<string, number>();
-    for (const [index, site] of parsed.data.sites.entries()) {
-      const email = site.owner.toLowerCase();
-      if (owners.has(email)) continue;
-      const user = await this.db.selectFrom('users').select('account_id').where('email', '=', email).executeTakeFirst();
-      if (!user) throw new ImportError(`$.sites[${index}].owner`, `no user with e-mail ${site.owner}`);
-      owners.set(email, user.account_id);
-    }
-    return this.db.transaction().execute(async (trx) => {
-      const result: ImportResult = { sites: [] };
-      for (const site of parsed.data.sites) {
-        result.sites.push(await this.importSite(trx, site, owners.get(site.owner.toLowerCase())!));
-      }
-      return result;
-    });
+    this.size += 1;
   }
 
-  private async importSite(
-    trx: Transaction<Database>,
-    site: z.output<typeof importSite>,
-    accountId: number,
-  ): Promise<ImportResult['sites'][number]> {
-    const now = toTimestamp(this.clock.now());
-    const { id: siteId } = await trx
-      .insertInto('sites')
-      .values({
-        account_id: accountId,
-        name: site.name ?? null,
-        website_url: site.website_url ?? null,
-        website_url_lc: site.website_url?.toLowerCase() ?? null,
-        language: site.language ?? null,
-        country: site.country ?? null,
-        geographic_scope: site.geographic_scope ?? null,
-        industry: site.industry ?? null,
-        created_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+  *[Symbol.iterator](): Generator<number> {
+    for (const [run, first] of this.firsts.entries()) {
+      for (let id = first; id < first + this.lengths[run]!; id++) yield id;
+    }
+  }
+}
 
-    const articles = site.articles.map((a) => {
+export interface ImportedSite {
+  id: number;
+  articleIds: IdList;
+  backlinkIds: IdList;
+}
+
+/** Rows written so far by a running import. */
+export interface ImportProgress {
+  sites: number;
+  articles: number;
+  backlinks: number;
+}
+
+/** `JSON.stringify` of the import result (`{"sites":[{"id":…,"article_ids":[…],"backlink_ids":[…]}]}`), in pieces of a few thousand ids. */
+export function* importResultJson(sites: readonly ImportedSite[]): Generator<string> {
+  function* ids(list: IdList): Generator<string> {
+    let piece: number[] = [];
+    let first = true;
+    for (const id of list) {
+      piece.push(id);
+      if (piece.length === 8192) {
+        yield `${first ? '' : ','}${piece.join(',')}`;
+        first = false;
+        piece = [];
+      }
+    }
+    if (piece.length > 0) yield `${first ? '' : ','}${piece.join(',')}`;
+  }
+  yield '{"sites":[';
+  for (const [index, site] of sites.entries()) {
+    yield `${index === 0 ? '' : ','}{"id":${site.id},"article_ids":[`;
+    yield* ids(site.articleIds);
+    yield '],"backlink_ids":[';
+    yield* ids(site.backlinkIds);
+    yield ']}';
+  }
+  yield ']}';
+}
+
+/** One site of the file while it is read: its members so far, and the rows waiting for the next batch. */
+class SiteImport {
+  /** The members as given (objects and arrays as `{}`/`[]`), for the site's final shape check. */
+  readonly given: Record<string, unknown> = {};
+  readonly fields: Partial<SiteFields> = {};
+  accountId: number | undefined;
+  id: number | undefined;
+  /** A member arrived after the row was written: it is updated when the site ends. */
+  changedAfterInsert = false;
+  articles: Article[] = [];
+  articleChars = 0;
+  backlinks: Backlink[] = [];
+  readonly articleIds = new IdList();
+  readonly backlinkIds = new IdList();
+  /** The day counters change in the import's transaction: totals and stats never see half an import. */
+  readonly counts = new DayCountChanges();
+
+  constructor(readonly index: number) {}
+}
+
+/** Writes the events of one import file in batches, inside the import's transaction. */
+class ImportWriter {
+  readonly sites: ImportedSite[] = [];
+  private readonly root: Record<string, unknown> = {};
+  private readonly owners = new Map<string, number>();
+  private site: SiteImport | undefined;
+  private readonly written: ImportProgress = { sites: 0, articles: 0, backlinks: 0 };
+
+  constructor(
+    private readonly trx: Transaction<Database>,
+    private readonly clock: Clock,
+    private readonly onProgress: ((progress: ImportProgress) => void) | undefined,
+  ) {}
+
+  /** Takes one event; a promise when it writes or reads the database (await it before the next). */
+  take(event: ImportEvent): Promise<void> | undefined {
+    switch (event.kind) {
+      case 'value':
+        check(event.path.length === 0 ? importFileSchema : importSite, event.value, event.path);
+        return undefined;
+      case 'field':
+        return event.site === null ? this.rootMember(event.key, event.value) : this.siteMember(event.key, event.value);
+      case 'siteStart':
+        this.site = new SiteImport(event.site);
+        return undefined;
+      case 'item':
+        return this.item(event.list, event.index, event.value);
+      case 'siteEnd':
+        return this.endSite();
+      case 'end':
+        check(importFileSchema, this.root, []);
+        return undefined;
+    }
+  }
+
+  private rootMember(key: string, value: unknown): undefined {
+    if (Object.hasOwn(this.root, key)) throw new ImportError(jsonPath([key]), 'Given more than once.');
+    if (Object.hasOwn(rootMembers, key)) check(rootMembers[key]!, value, [key]);
+    this.root[key] = value;
+    return undefined;
+  }
+
+  private siteMember(key: string, value: unknown): Promise<void> | undefined {
+    const site = this.site!;
+    const at = ['sites', site.index, key];
+    if (Object.hasOwn(site.given, key)) throw new ImportError(jsonPath(at), 'Given more than once.');
+    site.given[key] = value;
+    if (!Object.hasOwn(siteMembers, key)) return undefined;
+    const parsed = check(siteMembers[key]!, value, at);
+    if (lists.has(key)) return undefined;
+    Object.assign(site.fields, { [key]: parsed });
+    if (site.id !== undefined) site.changedAfterInsert = true;
+    return key === 'owner' ? this.findOwner(site) : undefined;
+  }
+
+  private async findOwner(site: SiteImport): Promise<void> {
+    const owner = site.fields.owner!;
+    const email = owner.toLowerCase();
+    let accountId = this.owners.get(email);
+    if (accountId === undefined) {
+      const user = await this.trx.selectFrom('users').select('account_id').where('email', '=', email).executeTakeFirst();
+      if (!user) throw new ImportError(`$.sites[${site.index}].owner`, `no user with e-mail ${owner}`);
+      accountId = user.account_id;
+      this.owners.set(email, accountId);
+    }
+    site.accountId = accountId;
+  }
+
+  private item(list: ImportList, index: number, value: unknown): Promise<void> | undefined {
+    const site = this.site!;
+    const at = ['sites', site.index, list, index];
+    if (list === 'articles') {
+      const article = check(importArticle, value, at);
+      site.articles.push(article);
+      site.articleChars += article.body.length;
+      if (site.articles.length < batchSize && site.articleChars < batchChars) return undefined;
+    } else {
+      site.backlinks.push(check(importBacklink, value, at));
+      if (site.backlinks.length < batchSize) return undefined;
+    }
+    // Until the owner is known, rows wait (a file normally names the owner first).
+    return site.accountId === undefined ? undefined : this.flush(site);
+  }
+
+  private async endSite(): Promise<void> {
+    const site = this.site!;
+    check(importSite, site.given, ['sites', site.index]);
+    await this.flush(site);
+    const id = site.id!;
+    if (site.changedAfterInsert) await this.trx.updateTable('sites').set(this.siteColumns(site.fields)).where('id', '=', id).execute();
+    await site.counts.saveIn(this.trx);
+    this.sites.push({ id, articleIds: site.articleIds, backlinkIds: site.backlinkIds });
+    this.written.sites += 1;
+    this.site = undefined;
+    this.onProgress?.({ ...this.written });
+  }
+
+  private siteColumns(fields: Partial<SiteFields>) {
+    return {
+      name: fields.name ?? null,
+      website_url: fields.website_url ?? null,
+      website_url_lc: fields.website_url?.toLowerCase() ?? null,
+      language: fields.language ?? null,
+      country: fields.country ?? null,
+      geographic_scope: fields.geographic_scope ?? null,
+      industry: fields.industry ?? null,
+    };
+  }
+
+  /** Writes the site row (once) and the rows waiting, `batchSize` at a time. */
+  private async flush(site: SiteImport): Promise<void> {
+    const accountId = site.accountId!;
+    site.id ??= (
+      await this.trx
+        .insertInto('sites')
+        .values({ account_id: accountId, ...this.siteColumns(site.fields), created_at: toTimestamp(this.clock.now()) })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const [articles, backlinks] = [site.articles, site.backlinks];
+    site.articles = [];
+    site.articleChars = 0;
+    site.backlinks = [];
+    for (let i = 0; i < articles.length; i += batchSize) await this.writeArticles(site, articles.slice(i, i + batchSize));
+    for (let i = 0; i < backlinks.length; i += batchSize) await this.writeBacklinks(site, backlinks.slice(i, i + batchSize));
+    this.onProgress?.({ ...this.written });
+  }
+
+  private async writeArticles(site: SiteImport, batch: Article[]): Promise<void> {
+    const now = toTimestamp(this.clock.now());
+    const rows = batch.map((a) => {
       const body = sanitizeTrusted(a.body);
       return {
-        site_id: siteId,
-        account_id: accountId,
+        site_id: site.id!,
+        account_id: site.accountId!,
         title: a.title ?? null,
         url: a.url ?? null,
         status: a.status,
@@ -157,64 +332,88 @@ export class ImportService {
         updated_at: now,
       };
     });
-    const articleIds = await insertInBatches(articles, async (batch) =>
-      (await trx.insertInto('articles').values(batch).returning('id').execute()).map((r) => r.id),
-    );
+    const articleIds = (await this.trx.insertInto('articles').values(rows).returning('id').execute()).map((r) => r.id);
     // Every article starts with a revision from the content pipeline.
-    const revisionIds = await insertInBatches(
-      articles.map((a, i) => ({ a, id: articleIds[i]! })),
-      async (batch) =>
-        (
-          await trx
-            .insertInto('revisions')
-            .values(
-              batch.map(({ a, id }) => ({
-                article_id: id,
-                account_id: accountId,
-                title: a.title,
-                body: a.body,
-                meta_description: a.meta_description,
-                featured_image_url: a.featured_image_url,
-                origin: 'rewrite' as const,
-                reason: 'Imported from the content pipeline',
-                created_at: now,
-              })),
-            )
-            .returning('id')
-            .execute()
-        ).map((r) => r.id),
-    );
+    const revisionIds = (
+      await this.trx
+        .insertInto('revisions')
+        .values(
+          rows.map((a, i) => ({
+            article_id: articleIds[i]!,
+            account_id: a.account_id,
+            title: a.title,
+            body: a.body,
+            meta_description: a.meta_description,
+            featured_image_url: a.featured_image_url,
+            origin: 'rewrite' as const,
+            reason: 'Imported from the content pipeline',
+            created_at: now,
+          })),
+        )
+        .returning('id')
+        .execute()
+    ).map((r) => r.id);
     for (const [i, articleId] of articleIds.entries()) {
-      await trx.updateTable('articles').set({ current_revision_id: revisionIds[i]! }).where('id', '=', articleId).execute();
+      await this.trx.updateTable('articles').set({ current_revision_id: revisionIds[i]! }).where('id', '=', articleId).execute();
+      site.articleIds.add(articleId);
     }
+    for (const article of rows) site.counts.addArticle(article);
+    this.written.articles += rows.length;
+  }
 
-    const backlinkIds = await insertInBatches(site.backlinks, async (batch) =>
-      (
-        await trx
-          .insertInto('backlinks')
-          .values(
-            batch.map((b) => ({
-              site_id: siteId,
-              account_id: accountId,
-              acquired_at: b.acquired_at ?? null,
-              source_domain: b.source_domain ?? null,
-              source_url: b.source_url ?? null,
-              target_url: b.target_url ?? null,
-              anchor_text: b.anchor_text ?? null,
-              anchor_type: b.anchor_type ?? null,
-              status: b.status ?? null,
-              category: b.category,
-            })),
-          )
-          .returning('id')
-          .execute()
-      ).map((r) => r.id),
-    );
-    // The day counters change in this same transaction: totals and stats never see half an import.
-    const counts = new DayCountChanges();
-    for (const article of articles) counts.addArticle(article);
-    for (const b of site.backlinks) counts.addBacklink({ site_id: siteId, acquired_at: b.acquired_at ?? null, category: b.category });
-    await counts.saveIn(trx);
-    return { id: siteId, article_ids: articleIds, backlink_ids: backlinkIds };
+  private async writeBacklinks(site: SiteImport, batch: Backlink[]): Promise<void> {
+    const rows = batch.map((b) => ({
+      site_id: site.id!,
+      account_id: site.accountId!,
+      acquired_at: b.acquired_at ?? null,
+      source_domain: b.source_domain ?? null,
+      source_url: b.source_url ?? null,
+      target_url: b.target_url ?? null,
+      anchor_text: b.anchor_text ?? null,
+      anchor_type: b.anchor_type ?? null,
+      status: b.status ?? null,
+      category: b.category,
+    }));
+    const ids = await this.trx.insertInto('backlinks').values(rows).returning('id').execute();
+    for (const { id } of ids) site.backlinkIds.add(id);
+    for (const row of rows) site.counts.addBacklink(row);
+    this.written.backlinks += rows.length;
+  }
+}
+
+/** The content pipeline's way in: sites, articles and backlinks, all or nothing. */
+export class ImportService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Imports an import file already in memory (tests, the demo data set). */
+  async run(input: unknown): Promise<ImportResult> {
+    const sites = await this.importFrom([String(JSON.stringify(input))]);
+    return { sites: sites.map((s) => ({ id: s.id, article_ids: [...s.articleIds], backlink_ids: [...s.backlinkIds] })) };
+  }
+
+  /**
+   * Imports an import file read from `source` as it arrives, in one transaction: rows are
+   * written in batches as the file is read, and the first problem (in file order) undoes them
+   * all. Memory holds one batch, not the file.
+   */
+  async importFrom(source: AsyncIterable<Buffer | string> | Iterable<string>, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const writer = new ImportWriter(trx, this.clock, onProgress);
+        for await (const events of importEvents(source)) {
+          for (const event of events) {
+            const writing = writer.take(event);
+            if (writing) await writing;
+          }
+        }
+        return writer.sites;
+      });
+    } catch (error) {
+      if (error instanceof NotJsonError) throw new ImportError('$', `not valid JSON (${error.message})`);
+      throw error;
+    }
   }
 }
