@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import type { HtmlPoolSettings } from './services/html-pool.js';
 
@@ -29,6 +30,13 @@ const settingsSchema = z.object({
   HTML_INLINE_BELOW: z.coerce.number().int().min(0).default(32 * 1024),
   HEAVY_EDITS_PER_ACCOUNT: z.coerce.number().int().min(1).default(2),
   HTML_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  METRICS_TOKEN: z.string().min(16).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OVERLOAD_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
+  OVERLOAD_HEAP_USED_BYTES: z.coerce.number().int().min(0).default(Math.floor(getHeapStatistics().heap_size_limit * 0.9)),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 export interface Settings {
@@ -54,6 +62,14 @@ export interface Settings {
   abuse: AbuseLimits;
   /** Where the HTML work of writes runs (worker threads, bounds). */
   htmlPool: HtmlPoolSettings;
+  /** /metrics: on its own listener (port) and/or on the main one behind a bearer token; else off. */
+  metrics: { port: number | undefined; host: string; token: string | undefined };
+  /** Traces go to OTEL_EXPORTER_OTLP_ENDPOINT; off without it. */
+  tracing: boolean;
+  /** Load shedding: above either threshold (0 = unchecked) new requests get 503. */
+  overload: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
+  /** How long a stopping node waits for requests in flight before cutting their connections. */
+  shutdownTimeoutMs: number;
 }
 
 export interface AbuseLimits {
@@ -107,5 +123,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       perAccount: e.HEAVY_EDITS_PER_ACCOUNT,
       timeoutMs: e.HTML_TIMEOUT_MS,
     },
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
+    overload: { maxEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS, maxHeapUsedBytes: e.OVERLOAD_HEAP_USED_BYTES },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
 }

@@ -1,11 +1,18 @@
 import { pathToFileURL } from 'node:url';
+import closeWithGrace from 'close-with-grace';
 import { loadSettings, type Settings } from './config.js';
 import { buildApp } from './http/app.js';
+import { buildMetricsApp } from './http/metrics.js';
+import { startTracing } from './http/tracing.js';
 import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
 
+/** After the shutdown deadline: time to flush the activity log and close the database before a forced exit. */
+const flushGraceMs = 5_000;
+
 /** Serves API, MCP and UI until SIGINT/SIGTERM, then stops gracefully. */
 export async function serve(settings: Settings): Promise<void> {
+  const stopTracing = startTracing(settings);
   const runtime = await openRuntime(settings);
   const { services, logger } = runtime;
   if (settings.loadDemoData && (await services.demo.isDatabaseEmpty())) {
@@ -27,22 +34,28 @@ export async function serve(settings: Settings): Promise<void> {
   // MCP_PORT: the MCP endpoint alone on a second listener, to expose it at its own address.
   const mcpApp = settings.mcpPort === undefined ? undefined : await buildMcpApp({ settings, services });
   await mcpApp?.app.listen({ port: settings.mcpPort, host: settings.host });
+  // METRICS_PORT: /metrics alone on its own listener, on a private address (METRICS_HOST).
+  const metricsApp = settings.metrics.port === undefined ? undefined : await buildMetricsApp({ settings, services });
+  await metricsApp?.listen({ port: settings.metrics.port, host: settings.metrics.host });
   process.stdout.write(
     `Anchorage is serving\n  API:  ${settings.publicUrl}/api/v1\n  Docs: ${settings.publicUrl}/docs\n  MCP:  ${settings.mcpPublicUrl}\n  UI:   ${settings.publicUrl}/app\n`,
   );
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  // SIGINT/SIGTERM (or an uncaught error): readiness turns to "stopping", requests in flight get
+  // SHUTDOWN_TIMEOUT_MS to finish, then the connections left are cut; the activity log is flushed.
+  const servers = [app.server, mcpApp?.app.server, metricsApp?.server];
+  closeWithGrace({ delay: settings.shutdownTimeoutMs + flushGraceMs, logger }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'stopping after an uncaught error');
     logger.info({ signal }, 'stopping: finishing requests, flushing the activity log');
-    await mcpApp?.stop();
-    await stop();
+    const deadline = setTimeout(() => {
+      logger.warn({ timeoutMs: settings.shutdownTimeoutMs }, 'shutdown deadline passed: cutting the connections left');
+      for (const server of servers) server?.closeAllConnections();
+    }, settings.shutdownTimeoutMs);
+    await Promise.all([mcpApp?.stop(), stop(), metricsApp?.close()]);
+    clearTimeout(deadline);
     await runtime.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    await stopTracing?.();
+  });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -17,7 +17,7 @@ export interface Runtime {
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(settings: Settings, options: { clock?: Clock; logger?: pino.Logger } = {}): Promise<Runtime> {
   const logger = options.logger ?? pino({ level: settings.logLevel });
-  const db = connect(settings.databaseUrl, settings.dataDir);
+  const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing });
   await migrate(db);
   const redis = settings.redisUrl
     ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })

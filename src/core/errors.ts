@@ -17,6 +17,7 @@ export const errorCatalogue = {
   rate_limited: 429,
   edit_limit_exceeded: 429,
   internal_error: 500,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

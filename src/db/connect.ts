@@ -1,15 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { tracedDialect } from './traced.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
 export interface Db {
   kysely: Kysely<Database>;
   dialect: DialectName;
+  /** PostgreSQL's connection pool (its counts are metrics); SQLite has one connection. */
+  pool?: pg.Pool;
+}
+
+export interface ConnectOptions {
+  /** A span per query (tracing on). */
+  traced?: boolean;
 }
 
 /** Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. */
@@ -20,12 +28,12 @@ function postgresPool(url: string): pg.Pool {
 }
 
 /** Opens the database named by `DATABASE_URL` (postgres://…) or SQLite under `dataDir`. */
-export function connect(databaseUrl: string | undefined, dataDir: string): Db {
+export function connect(databaseUrl: string | undefined, dataDir: string, options: ConnectOptions = {}): Db {
+  const kyselyOf = (dialect: Dialect, system: 'sqlite' | 'postgresql') =>
+    new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    return {
-      dialect: 'postgres',
-      kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(databaseUrl) }) }),
-    };
+    const pool = postgresPool(databaseUrl);
+    return { dialect: 'postgres', pool, kysely: kyselyOf(new PostgresDialect({ pool }), 'postgresql') };
   }
   let file: string;
   if (databaseUrl?.startsWith('sqlite:')) {
@@ -41,7 +49,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string): Db {
   database.pragma('busy_timeout = 5000');
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
-  return { dialect: 'sqlite', kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }) };
+  return { dialect: 'sqlite', kysely: kyselyOf(new SqliteDialect({ database: withStatementCache(database) }), 'sqlite') };
 }
 
 /** How many prepared statements a SQLite connection keeps (least recently used go first). */

@@ -7,6 +7,10 @@ import './context.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors.js';
 import { healthRoutes } from './health.js';
 import { jsonBodyLimit } from './limits.js';
+import { metricsPlugin } from './metrics.js';
+import { pressurePlugin } from './pressure.js';
+import { requestIdOptions, requestIdPlugin } from './request-id.js';
+import { tracingPlugin } from './tracing.js';
 
 export interface AppOptions {
   settings: Settings;
@@ -39,14 +43,20 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
     return503OnClosing: true,
     frameworkErrors,
     clientErrorHandler,
+    ...requestIdOptions,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON (and, where a route declares it, multipart) is accepted: text/plain is a 415.
   app.removeContentTypeParser('text/plain');
 
+  // In this order: the request span wraps every hook; a shed request still has its id, is counted and logged.
+  await app.register(tracingPlugin);
+  await app.register(requestIdPlugin);
+  await app.register(metricsPlugin, { services, settings });
   await app.register(errorsPlugin);
   await app.register(activityPlugin, { services });
+  await app.register(pressurePlugin, { settings });
   await app.register(healthRoutes, { services, isStopping: () => stopping });
 
   const stop = async () => {

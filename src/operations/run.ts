@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { AppError, validationFailed } from '../core/errors.js';
 import type { Actor, Scope } from '../services/actor.js';
+import { inSpan } from '../telemetry.js';
 import type { Operation, OperationContext, OperationResult, ToolDefinition } from './types.js';
 
 /** The permissions step of every operation and tool, whatever the channel. */
@@ -12,14 +13,16 @@ function checkScope(scope: Scope, actor: Actor): void {
   );
 }
 
-/** The one pipeline of an operation: permissions, then the handler. */
+/** The one pipeline of an operation: permissions, then the handler (in the operation's span). */
 export async function runOperation(
   operation: Operation,
   input: Record<string, unknown>,
   ctx: OperationContext,
 ): Promise<OperationResult<unknown>> {
-  checkScope(operation.scope, ctx.actor);
-  return operation.handler(input, ctx);
+  return inSpan(`operation ${operation.name}`, { 'anchorage.operation': operation.name, 'anchorage.channel': ctx.actor.channel }, async () => {
+    checkScope(operation.scope, ctx.actor);
+    return operation.handler(input, ctx);
+  });
 }
 
 /**
@@ -41,8 +44,11 @@ function argumentFields(issues: readonly z.core.$ZodIssue[]): Record<string, str
  * even listed), then the arguments against the tool's strict input, then the handler.
  */
 export async function runTool(tool: ToolDefinition, args: unknown, ctx: OperationContext): Promise<OperationResult<unknown>> {
-  checkScope(tool.scope, ctx.actor);
-  const input = tool.input.safeParse(args ?? {});
-  if (!input.success) throw validationFailed(argumentFields(input.error.issues));
-  return tool.run(input.data, ctx);
+  // The tool's span; the operation it runs has its own, as a child.
+  return inSpan(`tool ${tool.name}`, { 'anchorage.tool': tool.name, 'anchorage.channel': ctx.actor.channel }, async () => {
+    checkScope(tool.scope, ctx.actor);
+    const input = tool.input.safeParse(args ?? {});
+    if (!input.success) throw validationFailed(argumentFields(input.error.issues));
+    return tool.run(input.data, ctx);
+  });
 }

@@ -83,6 +83,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    // A test that blocks the loop on purpose (or a busy CI machine) is not overload; shedding tests set it.
+    OVERLOAD_EVENT_LOOP_DELAY_MS: '0',
     PUBLIC_URL: port ? `http://127.0.0.1:${port}` : 'http://localhost:3999',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
     ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
