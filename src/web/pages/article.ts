@@ -5,7 +5,8 @@ import { articleETag, type ArticleWithBody, toArticleWithBody } from '../../serv
 import type { WriteResult } from '../../services/article-writes.js';
 import { badge, csrfField, day, externalLink, notice, protectedLinkList } from '../components.js';
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
-import { html, raw, type SafeHtml } from '../html.js';
+import { html, type SafeHtml } from '../html.js';
+import { featuredImage, previewBody } from '../images.js';
 import { sendPage } from '../respond.js';
 import { accountContext } from './report.js';
 
@@ -155,13 +156,13 @@ ${extra.message ?? ''}
       article.featured_image_url
         ? html`<figure class="featured-figure">
       <figcaption class="muted small">Featured image</figcaption>
-      <img class="featured" src="${article.featured_image_url}" alt="Featured image of “${article.title || `article ${article.id}`}”">
+      ${featuredImage(article.featured_image_url, options.settings.publicUrl, `Featured image of “${article.title || `article ${article.id}`}”`)}
     </figure>`
         : ''
     }
     <article class="prose" lang="${site.language ?? 'en'}">
       <h1 class="prose-title">${article.title ?? ''}</h1>
-      ${raw(article.body)}
+      ${previewBody(article.body, options.settings.publicUrl)}
     </article>
   </section>
   <aside class="card locked" aria-labelledby="locked-h">
@@ -193,7 +194,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
           ? notice('info', 'Nothing changed, so no revision was recorded.')
           : undefined;
     const view = await articlePage(options, ui, row, { message });
-    return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js'] });
+    return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/images.js'] });
   });
 
   app.post<{ Params: { id: string }; Body: EditorForm }>('/app/articles/:id', async (request, reply) => {
@@ -213,7 +214,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     };
     const rerender = async (message: SafeHtml, status: number) => {
       const view = await articlePage(options, ui, current, { message, values });
-      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js'] }, status);
+      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/images.js'] }, status);
     };
 
     const fields: Record<string, string[]> = {};
@@ -253,7 +254,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     if (result.sanitized.length > 0) {
       const saved = await services.articles.visible(ui.actor, articleId);
       const view = await articlePage(options, ui, saved, { message: sanitizedNotice(result.sanitized) });
-      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js'] });
+      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/images.js'] });
     }
     return reply.redirect(`/app/articles/${articleId}?saved=${result.changed ? 1 : 0}`, 303);
   });

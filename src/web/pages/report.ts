@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { periodRange } from '../../core/periods.js';
+import { type DayRange, periodRange } from '../../core/periods.js';
 import { toDay } from '../../core/time.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
 import type { Article } from '../../services/articles.js';
 import type { Backlink } from '../../services/backlinks.js';
+import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
 import type { SiteRow } from '../../db/schema.js';
 import type { Stats } from '../../services/stats.js';
 import type { MonthCounts } from '../../services/ui-queries.js';
@@ -15,8 +16,8 @@ import {
   externalLink,
   monthLabel,
   notice,
-  pager,
   queryString,
+  pagedTable,
   tableWrap,
 } from '../components.js';
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
@@ -32,6 +33,13 @@ interface ReportQuery {
 }
 
 const perPage = 20;
+
+/** Rows of one table a printed report holds at most (the CSV export holds every row). */
+const printRowLimit = 1000;
+
+/** Every row of a list that has more than one page, for the printout; none when the page holds them all. */
+const everyRow = <T>(meta: PageMeta, list: (page: PageRequest) => Promise<Page<T>>): Promise<T[] | undefined> =>
+  meta.last_page > 1 ? allPages(list, printRowLimit) : Promise.resolve(undefined);
 
 /** A `YYYY-MM` the stats service accepts as a period, or undefined. */
 export function validMonth(value: string): string | undefined {
@@ -73,6 +81,14 @@ export function reportSpan(month: string, now: Date): ReportSpan {
   if (today.slice(0, 7) !== month) return { ...whole, previousFrom: previous.from, previousTo: previous.to, toDate: false };
   const lastDay = Math.min(Number(today.slice(8)), Number(previous.to.slice(8)));
   return { from: whole.from, to: today, previousFrom: previous.from, previousTo: `${previous.to.slice(0, 8)}${String(lastDay).padStart(2, '0')}`, toDate: true };
+}
+
+/**
+ * The days of the articles table: the report's days for published articles (what the card
+ * counts); the whole month for the other statuses, whose dates (scheduled ones above all) lie ahead.
+ */
+function articleDays(choice: ArticleStatus | 'any', month: string, span: ReportSpan, now: Date): DayRange {
+  return choice === 'published' ? { from: span.from, to: span.to } : periodRange(month, now)!;
 }
 
 /** Days of one month as "1–23 Nov 2026" (or "1 Nov 2026"). */
@@ -229,15 +245,21 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
       services.uiQueries.monthlySeries(siteId, months),
       accountContext(options, ui, site.account_id),
     ]);
+    const articleRange = articleDays(choice, month, span, services.clock.now());
     const [articles, backlinks] = await Promise.all([
-      services.articles.list(ui.actor, siteId, { ...range, status, page: apage, per_page: perPage }),
+      services.articles.list(ui.actor, siteId, { ...articleRange, status, page: apage, per_page: perPage }),
       services.backlinks.list(ui.actor, siteId, { ...range, page: bpage, per_page: perPage }),
+    ]);
+    const [allArticles, allBacklinks] = await Promise.all([
+      everyRow(articles.meta, (page) => services.articles.list(ui.actor, siteId, { ...articleRange, status, ...page })),
+      everyRow(backlinks.meta, (page) => services.backlinks.list(ui.actor, siteId, { ...range, ...page })),
     ]);
 
     const here = (params: Partial<Record<keyof ReportQuery, string | number | undefined>>, anchor = '') =>
       `/app/sites/${siteId}${queryString({ month, status: statusParam(choice), apage, bpage, ...params })}${anchor}`;
     const period = span.toDate ? `${monthLabel(month)} so far` : monthLabel(month);
     const compared = span.toDate ? daysLabel(span.previousFrom, span.previousTo) : monthLabel(previousMonth, true);
+    const articlesPeriod = choice === 'published' ? period : monthLabel(month);
     const exportQuery = queryString({ month });
     const facts = [site.industry, site.country, site.language, site.geographic_scope].filter(Boolean).join(' · ');
 
@@ -275,7 +297,7 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
 </section>
 <section aria-labelledby="articles-h" id="articles" class="card">
   <div class="section-head">
-    <h2 id="articles-h">${articlesHeading(choice, period)}</h2>
+    <h2 id="articles-h">${articlesHeading(choice, articlesPeriod)}</h2>
     <a class="button small no-print" href="/app/sites/${siteId}/articles.csv${queryString({ month, status: statusParam(choice) })}" download>Export CSV</a>
   </div>
   <form class="filters compact no-print" method="get" action="/app/sites/${siteId}#articles">
@@ -288,26 +310,32 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
     <button type="submit" class="button small">Filter</button>
     ${choice !== 'published' ? html`<a href="${here({ status: undefined, apage: undefined }, '#articles')}">Published only</a>` : ''}
   </form>
-  ${tableWrap(
-    articlesHeading(choice, period),
-    html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
-    articleRows(articles.data),
-    choice === 'published' ? `No articles were published in ${period}.` : `No ${choice === 'any' ? '' : `${choice} `}articles are dated in ${period}.`,
-  )}
-  ${pager(articles.meta, (p) => here({ apage: p }, '#articles'), 'Articles')}
+  ${pagedTable({
+    caption: articlesHeading(choice, articlesPeriod),
+    head: html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
+    rows: articleRows(articles.data),
+    allRows: allArticles && articleRows(allArticles),
+    empty: choice === 'published' ? `No articles were published in ${period}.` : `No ${choice === 'any' ? '' : `${choice} `}articles are dated in ${articlesPeriod}.`,
+    meta: articles.meta,
+    urlFor: (p) => here({ apage: p }, '#articles'),
+    label: 'Articles',
+  })}
 </section>
 <section aria-labelledby="backlinks-h" id="backlinks" class="card">
   <div class="section-head">
     <h2 id="backlinks-h">Backlinks acquired in ${period}</h2>
     <a class="button small no-print" href="/app/sites/${siteId}/backlinks.csv${exportQuery}" download>Export CSV</a>
   </div>
-  ${tableWrap(
-    `Backlinks acquired in ${period}`,
-    html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
-    backlinkRows(backlinks.data),
-    `No backlinks were acquired in ${period}.`,
-  )}
-  ${pager(backlinks.meta, (p) => here({ bpage: p }, '#backlinks'), 'Backlinks')}
+  ${pagedTable({
+    caption: `Backlinks acquired in ${period}`,
+    head: html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
+    rows: backlinkRows(backlinks.data),
+    allRows: allBacklinks && backlinkRows(allBacklinks),
+    empty: `No backlinks were acquired in ${period}.`,
+    meta: backlinks.meta,
+    urlFor: (p) => here({ bpage: p }, '#backlinks'),
+    label: 'Backlinks',
+  })}
 </section>`,
     });
   });
@@ -318,8 +346,9 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
     const month = validMonth(textField(request.query.month)) ?? currentMonth();
     const choice = statusChoice(textField(request.query.status));
     const status = choice === 'any' ? undefined : choice;
-    const { from, to } = reportSpan(month, services.clock.now());
-    const rows = await allPages((page) => services.articles.list(ui.actor, siteId, { from, to, status, ...page }));
+    const now = services.clock.now();
+    const days = articleDays(choice, month, reportSpan(month, now), now);
+    const rows = await allPages((page) => services.articles.list(ui.actor, siteId, { ...days, status, ...page }));
     const csv = toCsv(
       ['id', 'title', 'status', 'published_at', 'target_keyword', 'word_count', 'url'],
       rows.map((a) => [a.id, a.title, a.status, a.published_at, a.target_keyword, a.word_count, a.url]),
