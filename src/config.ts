@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
+import type { HousekeepingSettings } from './services/housekeeping.js';
 import type { HtmlPoolSettings } from './services/html-pool.js';
 
 const optionalUrl = z.url().optional();
@@ -37,6 +38,8 @@ const settingsSchema = z.object({
   OVERLOAD_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
   OVERLOAD_HEAP_USED_BYTES: z.coerce.number().int().min(0).default(Math.floor(getHeapStatistics().heap_size_limit * 0.9)),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  ACTIVITY_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
 });
 
 export interface Settings {
@@ -70,6 +73,8 @@ export interface Settings {
   overload: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
   /** How long a stopping node waits for requests in flight before cutting their connections. */
   shutdownTimeoutMs: number;
+  /** Deleting what can never be used again (services/housekeeping.ts). */
+  housekeeping: HousekeepingSettings;
 }
 
 export interface AbuseLimits {
@@ -127,5 +132,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     overload: { maxEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS, maxHeapUsedBytes: e.OVERLOAD_HEAP_USED_BYTES },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    housekeeping: { intervalMs: e.HOUSEKEEPING_INTERVAL_MS, activityRetentionDays: e.ACTIVITY_RETENTION_DAYS },
   };
 }

@@ -13,7 +13,7 @@ const flushGraceMs = 5_000;
 /** Serves API, MCP and UI until SIGINT/SIGTERM, then stops gracefully. */
 export async function serve(settings: Settings): Promise<void> {
   const stopTracing = startTracing(settings);
-  const runtime = await openRuntime(settings);
+  const runtime = await openRuntime(settings, { scheduleHousekeeping: true });
   const { services, logger } = runtime;
   if (settings.loadDemoData && (await services.demo.isDatabaseEmpty())) {
     const demo = await services.demo.load();

@@ -15,7 +15,10 @@ export interface Runtime {
 }
 
 /** Opens the database (migrated), Redis when configured, and the services over them. */
-export async function openRuntime(settings: Settings, options: { clock?: Clock; logger?: pino.Logger } = {}): Promise<Runtime> {
+export async function openRuntime(
+  settings: Settings,
+  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean } = {},
+): Promise<Runtime> {
   const logger = options.logger ?? pino({ level: settings.logLevel });
   const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing });
   await migrate(db);
@@ -32,13 +35,21 @@ export async function openRuntime(settings: Settings, options: { clock?: Clock; 
     redis,
     abuse: settings.abuse,
     htmlPool: settings.htmlPool,
+    housekeeping: settings.housekeeping,
     onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),
   });
+  if (options.scheduleHousekeeping) {
+    services.housekeeping.schedule(
+      (deleted) => logger.info({ deleted }, 'housekeeping'),
+      (error) => logger.error({ err: error }, 'housekeeping failed'),
+    );
+  }
   return {
     settings,
     services,
     logger,
     async close() {
+      await services.housekeeping.stop();
       await services.activity.flush();
       await services.htmlPool.close();
       await services.keys.flushUses();

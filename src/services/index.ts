@@ -9,6 +9,7 @@ import { CountersService } from './counters.js';
 import { DemoService } from './demo.js';
 import { EditAllowance } from './edit-allowance.js';
 import { FeaturedImagesService } from './featured-images.js';
+import { Housekeeping, type HousekeepingSettings } from './housekeeping.js';
 import { HtmlPool, type HtmlPoolSettings } from './html-pool.js';
 import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
@@ -33,6 +34,7 @@ export interface ServiceDeps {
   redis?: Redis;
   abuse: AbuseLimits;
   htmlPool: HtmlPoolSettings;
+  housekeeping: HousekeepingSettings;
   onBackgroundError: (error: unknown) => void;
 }
 
@@ -90,6 +92,7 @@ export function createServices(deps: ServiceDeps) {
     ),
     uiQueries: new UiQueries(kysely),
     oauth: new OAuthService(kysely, clock),
+    housekeeping: new Housekeeping(db, clock, deps.housekeeping),
   };
 }
 
