@@ -10,7 +10,7 @@ const settingsSchema = z.object({
   NODE_ENV: z.string().default('development'),
   HOST: z.string().default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  MCP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  MCP_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
   REDIS_URL: optionalUrl,
@@ -52,7 +52,10 @@ export interface Settings {
   redisUrl: string | undefined;
   /** Public base address of the service, never derived from a request. */
   publicUrl: string;
-  /** Public address of the MCP endpoint (the OAuth resource identifier). */
+  /**
+   * Public address assistants connect to (the OAuth resource identifier): the MCP_PORT listener's
+   * when that is set, else PUBLIC_URL's /mcp.
+   */
   mcpPublicUrl: string;
   mediaStore: 'fs' | 'db';
   maxImageBytes: number;
@@ -90,6 +93,10 @@ export interface AbuseLimits {
 
 const withoutTrailingSlash = (url: string): string => url.replace(/\/+$/, '');
 
+/** The MCP endpoint on the main listener, or on the MCP_PORT one at PUBLIC_URL's host name. */
+const defaultMcpUrl = (publicUrl: string, mcpPort: number | undefined): string =>
+  mcpPort === undefined ? `${publicUrl}/mcp` : `http://${new URL(publicUrl).hostname}:${mcpPort}/mcp`;
+
 /** Typed settings from the environment; throws with every invalid variable named. */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const parsed = settingsSchema.safeParse(env);
@@ -108,7 +115,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     publicUrl,
-    mcpPublicUrl: withoutTrailingSlash(e.MCP_PUBLIC_URL ?? `${publicUrl}/mcp`),
+    mcpPublicUrl: withoutTrailingSlash(e.MCP_PUBLIC_URL ?? defaultMcpUrl(publicUrl, e.MCP_PORT)),
     mediaStore: e.MEDIA_STORE,
     maxImageBytes: e.MAX_IMAGE_BYTES,
     logLevel: e.LOG_LEVEL,

@@ -4,8 +4,23 @@ import { loadSettings, type Settings } from './config.js';
 import { buildApp } from './http/app.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { startTracing } from './http/tracing.js';
+import { oauthUrlsOf } from './mcp/oauth/metadata.js';
 import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
+
+/** The addresses `serve` prints once it listens: MCP twice with MCP_PORT, each as assistants reach it. */
+export function servingBanner(settings: Settings): string {
+  const mcp = settings.mcpPort === undefined ? [] : [`  MCP:  ${oauthUrlsOf(settings, 'mcp').resource} (MCP_PORT ${settings.mcpPort})`];
+  return [
+    'Anchorage is serving',
+    `  API:  ${settings.publicUrl}/api/v1`,
+    `  Docs: ${settings.publicUrl}/docs`,
+    `  MCP:  ${oauthUrlsOf(settings, 'main').resource}`,
+    ...mcp,
+    `  UI:   ${settings.publicUrl}/app`,
+    '',
+  ].join('\n');
+}
 
 /** After the shutdown deadline: time to flush the activity log and close the database before a forced exit. */
 const flushGraceMs = 5_000;
@@ -37,9 +52,7 @@ export async function serve(settings: Settings): Promise<void> {
   // METRICS_PORT: /metrics alone on its own listener, on a private address (METRICS_HOST).
   const metricsApp = settings.metrics.port === undefined ? undefined : await buildMetricsApp({ settings, services });
   await metricsApp?.listen({ port: settings.metrics.port, host: settings.metrics.host });
-  process.stdout.write(
-    `Anchorage is serving\n  API:  ${settings.publicUrl}/api/v1\n  Docs: ${settings.publicUrl}/docs\n  MCP:  ${settings.mcpPublicUrl}\n  UI:   ${settings.publicUrl}/app\n`,
-  );
+  process.stdout.write(servingBanner(settings));
 
   // SIGINT/SIGTERM (or an uncaught error): readiness turns to "stopping", requests in flight get
   // SHUTDOWN_TIMEOUT_MS to finish, then the connections left are cut; the activity log is flushed.

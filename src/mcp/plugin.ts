@@ -16,10 +16,10 @@ import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
-import { readScope, supportedScopes, writeScope } from '../services/oauth.js';
+import { readScope, supportedScopes, writeScope } from '../services/oauth/index.js';
 import { authorizeRoutes } from './oauth/authorize.js';
 import { oauthEndpoints } from './oauth/endpoints.js';
-import { oauthUrlsOf, wellKnownRoutes } from './oauth/metadata.js';
+import { type Listener, oauthUrlsOf, wellKnownRoutes } from './oauth/metadata.js';
 import { buildMcpServer, type McpCall } from './server.js';
 
 export interface AgentInterfaceOptions {
@@ -83,9 +83,12 @@ function toWebRequest(request: FastifyRequest, url: string, signal: AbortSignal)
  * then the SDK, stateless and answering JSON. 2026-07-28 requests go to the SDK's handler;
  * 2025-era ones to a per-request transport in JSON mode (the SDK's own legacy path streams SSE).
  */
-export async function mcpEndpoint(app: FastifyInstance, options: AgentInterfaceOptions & { tools: readonly ToolDefinition[] }) {
+export async function mcpEndpoint(
+  app: FastifyInstance,
+  options: AgentInterfaceOptions & { tools: readonly ToolDefinition[]; listener: Listener },
+) {
   const { services, settings } = options;
-  const urls = oauthUrlsOf(settings);
+  const urls = oauthUrlsOf(settings, options.listener);
   const originAllowed = originPolicy(settings);
   const challenge = `Bearer resource_metadata="${urls.resourceMetadataUrl}", scope="${supportedScopes.join(' ')}"`;
 
@@ -249,11 +252,11 @@ const hidden = (app: FastifyInstance) =>
  */
 export async function agentInterfacePlugin(app: FastifyInstance, options: AgentInterfaceOptions) {
   hidden(app);
-  await app.register(mcpEndpoint, { ...options, tools, prefix: '/mcp' });
+  await app.register(mcpEndpoint, { ...options, tools, listener: 'main', prefix: '/mcp' });
   await app.register(
     async (scope) => {
       await scope.register(cors, openCors);
-      await scope.register(wellKnownRoutes, { settings: options.settings, authorizationServer: true });
+      await scope.register(wellKnownRoutes, { settings: options.settings, listener: 'main' });
     },
     { prefix: '/.well-known' },
   );
@@ -278,11 +281,11 @@ export async function agentInterfacePlugin(app: FastifyInstance, options: AgentI
 export async function buildMcpApp(options: AppOptions): Promise<BuiltApp> {
   const { settings, services } = options;
   const built = await buildBaseApp(options);
-  await built.app.register(mcpEndpoint, { services, settings, tools, prefix: '/mcp' });
+  await built.app.register(mcpEndpoint, { services, settings, tools, listener: 'mcp', prefix: '/mcp' });
   await built.app.register(
     async (scope) => {
       await scope.register(cors, openCors);
-      await scope.register(wellKnownRoutes, { settings, authorizationServer: false });
+      await scope.register(wellKnownRoutes, { settings, listener: 'mcp' });
     },
     { prefix: '/.well-known' },
   );

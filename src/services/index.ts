@@ -15,7 +15,7 @@ import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
 import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
-import { OAuthService } from './oauth.js';
+import { OAuthService } from './oauth/index.js';
 import { RevisionsService } from './revisions.js';
 import { registrationsPerHour, RequestLimiter, SignInThrottle, WindowLimiter } from './limits.js';
 import type { AbuseLimits } from '../config.js';

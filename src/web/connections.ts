@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.js';
-import type { GrantSummary } from '../services/oauth.js';
+import type { GrantSummary } from '../services/oauth/index.js';
 import { badge, csrfField, notice, tableWrap, timestamp } from './components.js';
 import { requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from './context.js';
 import { html, type SafeHtml } from './html.js';

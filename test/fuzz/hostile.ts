@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { errorCatalogue } from '../../src/core/errors.js';
-import { readScope, writeScope } from '../../src/services/oauth.js';
+import { readScope, writeScope } from '../../src/services/oauth/index.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 

@@ -66,7 +66,7 @@ export interface HarnessOptions {
 }
 
 /** A port that was free a moment ago: PUBLIC_URL must be known before the app is built. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

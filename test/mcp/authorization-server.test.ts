@@ -7,7 +7,7 @@ import {
   OAuthService,
   redirectUriMatches,
   requestsWrite,
-} from '../../src/services/oauth.js';
+} from '../../src/services/oauth/index.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 import {
   authorizationUrl,

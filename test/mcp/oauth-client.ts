@@ -160,16 +160,17 @@ export async function authorizeInBrowser(
 
 /**
  * The whole first connection of an assistant: 401 → discovery → registration → the user signs
- * in and allows → code exchange. Returns a connected client (a new transport, as after a restart).
+ * in and allows (at `base`) → code exchange. Returns a connected client (a new transport, as after a
+ * restart), to `base`/mcp or to `mcpUrl` (the MCP_PORT listener).
  */
 export async function connectWithOAuth(
   base: string,
   email: string,
   negotiation: NegotiationMode,
-  options: { provider?: TestOAuthProvider; access?: 'read' | 'write'; fetch?: typeof fetch } = {},
+  options: { provider?: TestOAuthProvider; access?: 'read' | 'write'; fetch?: typeof fetch; mcpUrl?: URL } = {},
 ): Promise<{ client: Client; transport: StreamableHTTPClientTransport; provider: TestOAuthProvider; consent: string }> {
   const provider = options.provider ?? new TestOAuthProvider();
-  const mcpUrl = new URL('/mcp', base);
+  const mcpUrl = options.mcpUrl ?? new URL('/mcp', base);
   const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider, fetch: options.fetch });
   await expect(new Client({ name: 'anchorage-test', version: '1.0.0' }, { versionNegotiation: negotiation }).connect(first)).rejects.toBeInstanceOf(
     UnauthorizedError,

@@ -1,7 +1,5 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/secrets.js';
-import { buildMcpApp } from '../../src/mcp/plugin.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 import {
@@ -497,29 +495,5 @@ describe('a client connected to the official SDK with a read-only grant', () => 
     expect(result.isError).toBe(true);
     expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toMatchObject({ error: 'insufficient_scope' });
     await client.close();
-  });
-});
-
-describe('the MCP endpoint on its own port', () => {
-  it('serves the same tools and resource metadata for the same tokens', async () => {
-    const { app: mcpApp, stop } = await buildMcpApp({ settings: harness.settings, services: harness.services, logger: false });
-    await mcpApp.listen({ port: 0, host: '127.0.0.1' });
-    try {
-      const address = mcpApp.server.address() as { port: number };
-      const mcpBase = `http://127.0.0.1:${address.port}`;
-      const grant = await manualGrant(base, customer.email);
-      const transport = new StreamableHTTPClientTransport(new URL('/mcp', mcpBase), {
-        requestInit: { headers: { authorization: `Bearer ${grant.tokens.access_token as string}` } },
-      });
-      const client = new Client({ name: 'port-test', version: '1' }, { versionNegotiation: { mode: 'auto' } });
-      await client.connect(transport);
-      expect((await client.listTools()).tools.length).toBeGreaterThanOrEqual(7);
-      await client.close();
-      const metadata = await fetch(`${mcpBase}/.well-known/oauth-protected-resource/mcp`);
-      expect(await metadata.json()).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [base] });
-      expect((await fetch(`${mcpBase}/oauth/authorize`)).status).toBe(404);
-    } finally {
-      await stop();
-    }
   });
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacklinkFixture, ArticleFixture } from '../helpers/fixtures.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { s256 } from '../../src/services/oauth.js';
+import { s256 } from '../../src/services/oauth/index.js';
 import { pipelineRewrite } from '../web/browser.js';
 
 /**

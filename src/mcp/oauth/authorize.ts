@@ -4,11 +4,11 @@ import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
 import { toAppError } from '../../http/errors.js';
 import type { Services } from '../../services/index.js';
-import { type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth.js';
+import { type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
 import { html } from '../../web/html.js';
 import { page } from '../../web/layout.js';
 import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from '../../web/session.js';
-import { isOurResource, type OAuthUrls, oauthUrlsOf } from './metadata.js';
+import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
 import { param } from './params.js';
 
 /** A checked authorization request: everything the code will be bound to. */
@@ -20,6 +20,8 @@ interface AuthorizationRequest {
   /** Whether the client asked to edit (it may be granted read only). */
   asksWrite: boolean;
   scope: string | undefined;
+  /** The MCP address the token will be for (RFC 8707). */
+  resource: string;
 }
 
 /**
@@ -62,16 +64,15 @@ async function checkRequest(services: Services, urls: OAuthUrls, params: unknown
   if (param(params, 'code_challenge_method') !== 'S256' || !codeChallenge || !challengePattern.test(codeChallenge)) {
     throw new RequestProblem('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   }
-  const resource = param(params, 'resource');
-  if (resource !== undefined && !isOurResource(urls, resource)) {
-    throw new RequestProblem('invalid_target', `The only resource here is ${urls.resource}.`);
-  }
+  const named = param(params, 'resource');
+  const resource = named === undefined ? urls.resources[0]! : ourResource(urls, named);
+  if (resource === undefined) throw new RequestProblem('invalid_target', otherResourceMessage(urls));
   // Every connection needs the user's Allow, so a request that must not show a page cannot succeed.
   if ((param(params, 'prompt') ?? '').split(' ').includes('none')) {
     throw new RequestProblem('consent_required', 'The user must sign in and allow access.');
   }
   const scope = param(params, 'scope');
-  return { client, redirectUri, state: param(params, 'state'), codeChallenge, asksWrite: requestsWrite(scope), scope };
+  return { client, redirectUri, state: param(params, 'state'), codeChallenge, asksWrite: requestsWrite(scope), scope, resource };
 }
 
 /** The client's redirect URI with our answer, always carrying `state` and `iss` (RFC 9207). */
@@ -125,7 +126,7 @@ function returnAddress(redirectUri: string): string {
   return url.protocol === 'http:' ? `${url.host} (an application on this computer)` : url.host;
 }
 
-function consentPage(request: AuthorizationRequest, user: SessionUser, session: Session, urls: OAuthUrls): string {
+function consentPage(request: AuthorizationRequest, user: SessionUser, session: Session): string {
   const { client } = request;
   const name = client.name ?? 'An unnamed application';
   const hidden: Record<string, string | undefined> = {
@@ -135,7 +136,7 @@ function consentPage(request: AuthorizationRequest, user: SessionUser, session: 
     state: request.state,
     code_challenge: request.codeChallenge,
     code_challenge_method: 'S256',
-    resource: urls.resource,
+    resource: request.resource,
     scope: request.scope,
   };
   return page({
@@ -200,7 +201,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     }
     const session = await loadSession(request, reply, services, secure);
     if (!session.user) return reply.redirect(signInUrl(request.url), 302);
-    return pageHeaders(reply, checked.redirectUri).send(consentPage(checked, session.user, session, urls));
+    return pageHeaders(reply, checked.redirectUri).send(consentPage(checked, session.user, session));
   });
 
   app.post('/oauth/authorize', async (request, reply) => {
@@ -222,7 +223,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
       userId: session.user.userId,
       redirectUri: checked.redirectUri,
       codeChallenge: checked.codeChallenge,
-      resource: urls.resource,
+      resource: checked.resource,
       scope: scopeOf(checked.asksWrite && param(request.body, 'access') === 'write'),
     });
     return reply.redirect(callbackUrl(urls, checked.redirectUri, checked.state, { code }), 303);

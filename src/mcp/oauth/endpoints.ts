@@ -2,16 +2,17 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
 import type { Services } from '../../services/index.js';
-import { OAuthProblem, type TokenSet } from '../../services/oauth.js';
-import { isOurResource, type OAuthUrls, oauthUrlsOf } from './metadata.js';
+import { OAuthProblem, type TokenSet } from '../../services/oauth/index.js';
+import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
 import { param } from './params.js';
 
 /** The resource a token request names, checked (RFC 8707); undefined when it names none. */
 function requestedResource(urls: OAuthUrls, body: unknown): string | undefined {
   const resource = param(body, 'resource');
   if (resource === undefined) return undefined;
-  if (!isOurResource(urls, resource)) throw new OAuthProblem('invalid_target', `The only resource here is ${urls.resource}.`);
-  return urls.resource;
+  const ours = ourResource(urls, resource);
+  if (ours === undefined) throw new OAuthProblem('invalid_target', otherResourceMessage(urls));
+  return ours;
 }
 
 function required(body: unknown, name: string): string {

@@ -1,0 +1,146 @@
+import type { Kysely } from 'kysely';
+import { randomBase62, sha256 } from '../../core/secrets.js';
+import type { Clock } from '../../core/time.js';
+import { toTimestamp } from '../../core/time.js';
+import type { Database } from '../../db/schema.js';
+import type { Actor, RequestInfo } from '../actor.js';
+import type { OAuthClients } from './clients.js';
+import type { OAuthGrants } from './grants.js';
+import { invalidGrant, OAuthProblem } from './problems.js';
+import { scopesOf } from './scopes.js';
+
+export interface TokenSet {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+const accessTokenSeconds = 3600;
+const refreshTokenSeconds = 30 * 24 * 3600;
+
+const accessTokenPattern = /^mcp_at_[0-9A-Za-z]{40}$/;
+
+/** A new access and refresh token pair for a grant, stored as hashes inside the caller's transaction. */
+export async function issueTokens(trx: Kysely<Database>, clock: Clock, grantId: number, scope: string, resource: string): Promise<TokenSet> {
+  const now = clock.now();
+  const accessToken = `mcp_at_${randomBase62(40)}`;
+  const refreshToken = `mcp_rt_${randomBase62(40)}`;
+  const row = (token: string, kind: 'access' | 'refresh', seconds: number) => ({
+    token_hash: sha256(token),
+    grant_id: grantId,
+    kind,
+    resource,
+    created_at: toTimestamp(now),
+    expires_at: toTimestamp(new Date(now.getTime() + seconds * 1000)),
+  });
+  await trx
+    .insertInto('oauth_tokens')
+    .values([row(accessToken, 'access', accessTokenSeconds), row(refreshToken, 'refresh', refreshTokenSeconds)])
+    .execute();
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: accessTokenSeconds, refresh_token: refreshToken, scope };
+}
+
+/** Access tokens (1 hour) and refresh tokens (30 days, rotating) of the connections. */
+export class OAuthTokens {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly clients: OAuthClients,
+    private readonly grants: OAuthGrants,
+  ) {}
+
+  /** The refresh_token grant: rotates the pair; a rotated token presented again revokes the connection. */
+  async refresh(input: { refreshToken: string; clientId: string; resource: string | undefined }): Promise<TokenSet> {
+    await this.clients.require(input.clientId);
+    const now = toTimestamp(this.clock.now());
+    const tokenHash = sha256(input.refreshToken);
+    const token = await this.db
+      .selectFrom('oauth_tokens')
+      .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
+      .select([
+        'oauth_tokens.grant_id',
+        'oauth_tokens.resource',
+        'oauth_tokens.expires_at',
+        'oauth_tokens.rotated_at',
+        'oauth_tokens.revoked_at',
+        'oauth_grants.client_id',
+        'oauth_grants.scope',
+        'oauth_grants.revoked_at as grant_revoked_at',
+      ])
+      .where('oauth_tokens.token_hash', '=', tokenHash)
+      .where('oauth_tokens.kind', '=', 'refresh')
+      .executeTakeFirst();
+    if (!token || token.client_id !== input.clientId) throw invalidGrant('The refresh token is unknown.');
+    if (token.rotated_at !== null) {
+      await this.grants.revoke(token.grant_id);
+      throw invalidGrant('The refresh token was used already; the connection has been revoked.');
+    }
+    if (token.revoked_at !== null || token.grant_revoked_at !== null) throw invalidGrant('The connection has been revoked.');
+    if (token.expires_at <= now) throw invalidGrant('The refresh token has expired.');
+    if (input.resource !== undefined && input.resource !== token.resource) {
+      throw new OAuthProblem('invalid_target', 'resource differs from the one the token was issued for.');
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const rotated = await trx
+        .updateTable('oauth_tokens')
+        .set({ rotated_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('rotated_at', 'is', null)
+        .executeTakeFirst();
+      // Two requests raced with one token: one of them is a replay.
+      if (Number(rotated.numUpdatedRows) === 0) throw invalidGrant('The refresh token was used already.');
+      // Housekeeping: the connection's expired tokens can do nothing any more.
+      await trx.deleteFrom('oauth_tokens').where('grant_id', '=', token.grant_id).where('expires_at', '<=', now).execute();
+      return issueTokens(trx, this.clock, token.grant_id, token.scope, token.resource);
+    });
+  }
+
+  /**
+   * Token revocation (RFC 7009): a refresh token ends its whole connection, an access token
+   * only itself. Unknown tokens and other clients' tokens change nothing, silently.
+   */
+  async revoke(token: string, clientId: string | undefined): Promise<void> {
+    const row = await this.db
+      .selectFrom('oauth_tokens')
+      .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
+      .select(['oauth_tokens.token_hash', 'oauth_tokens.kind', 'oauth_tokens.grant_id', 'oauth_grants.client_id'])
+      .where('oauth_tokens.token_hash', '=', sha256(token))
+      .executeTakeFirst();
+    if (!row || (clientId !== undefined && clientId !== row.client_id)) return;
+    if (row.kind === 'refresh') return this.grants.revoke(row.grant_id);
+    await this.db
+      .updateTable('oauth_tokens')
+      .set({ revoked_at: toTimestamp(this.clock.now()) })
+      .where('token_hash', '=', row.token_hash)
+      .execute();
+  }
+
+  /** The actor of a valid access token issued for `expectedResource`, or undefined. */
+  async authenticate(accessToken: string, expectedResource: string, request: RequestInfo | null): Promise<Actor | undefined> {
+    if (!accessTokenPattern.test(accessToken)) return undefined;
+    const row = await this.db
+      .selectFrom('oauth_tokens')
+      .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
+      .select(['oauth_tokens.grant_id', 'oauth_tokens.resource', 'oauth_grants.user_id', 'oauth_grants.account_id', 'oauth_grants.scope'])
+      .where('oauth_tokens.token_hash', '=', sha256(accessToken))
+      .where('oauth_tokens.kind', '=', 'access')
+      .where('oauth_tokens.revoked_at', 'is', null)
+      .where('oauth_tokens.expires_at', '>', toTimestamp(this.clock.now()))
+      .where('oauth_grants.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row || row.resource !== expectedResource) return undefined;
+    this.grants.touch(row.grant_id);
+    return {
+      accountId: row.account_id,
+      userId: row.user_id,
+      credential: { kind: 'mcp_grant', id: row.grant_id },
+      channel: 'mcp',
+      // A connection sees its user's own account only, even for staff.
+      staff: false,
+      scopes: scopesOf(row.scope),
+      request,
+    };
+  }
+}
