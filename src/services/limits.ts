@@ -80,6 +80,8 @@ interface SignInRule {
 export interface SignInWait {
   rule: SignInRule['name'];
   seconds: number;
+  /** The whole lock this rule imposes (seconds), as the README states it. */
+  lock: number;
 }
 
 /**
@@ -120,7 +122,7 @@ export class SignInThrottle {
       const state = await limiter.get(this.key(rule, email, ip));
       if (!state || state.consumedPoints <= rule.failures) continue;
       const seconds = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
-      if (!longest || seconds > longest.seconds) longest = { rule: rule.name, seconds };
+      if (!longest || seconds > longest.seconds) longest = { rule: rule.name, seconds, lock: rule.lock };
     }
     return longest;
   }

@@ -39,11 +39,14 @@ const lockReasons: Record<SignInWait['rule'], string> = {
   address: 'Too many failed sign-ins from your network.',
 };
 
-/** The 429 page's message: why, and the real wait (the same number as Retry-After). */
+/** "1 minute", "15 minutes": a rule's lock as the README states it. */
+const lockLength = (seconds: number): string => (seconds === 60 ? '1 minute' : `${Math.round(seconds / 60)} minutes`);
+
+/** The 429 page's message: why, the rule's lock, and the real wait (the same number as Retry-After). */
 function lockMessage(wait: SignInWait): string {
   const minutes = Math.ceil(wait.seconds / 60);
   const when = wait.seconds < 120 ? `${wait.seconds} seconds` : `${minutes} minutes`;
-  return `${lockReasons[wait.rule]} Sign-in is locked; try again in ${when}.`;
+  return `${lockReasons[wait.rule]} Sign-in is locked for ${lockLength(wait.lock)}; try again in ${when}.`;
 }
 
 /** Sign-in and sign-out, shared by the UI and the MCP connection flow. */

@@ -124,8 +124,21 @@ describe('creating an API key in the UI (POST-redirect-GET)', () => {
 });
 
 describe('sign-in lock', () => {
-  it('is covered through HTTP in test/http/abuse-limits.test.ts (“locks one e-mail from one address for a minute”); the README states the same rule', () => {
-    expect(readme).toMatch(/Failed UI sign-ins for one e-mail from one address \| 5 within 15 minutes, then locked for 1 minute/);
+  it('after five failed sign-ins the page states the README’s one-minute lock and the wait Retry-After gives', async () => {
+    expect(readme).toContain('| Failed UI sign-ins for one e-mail from one address | 5 within 15 minutes, then locked for 1 minute | 429 page: “Sign-in is locked for 1 minute; try again in N seconds” (N = `Retry-After`) |');
+    expect(readme).toContain('five\nfor one e-mail from one address lock that pair for one minute');
+    const victim = await createCustomer(h.services);
+    const browser = new InjectBrowser(h.app);
+    for (let i = 0; i < 5; i += 1) {
+      const failed = await browser.post('/app/sign-in', { _csrf: await browser.csrf(), email: victim.email, password: 'wrong password' });
+      expect(failed.statusCode).toBe(401);
+    }
+    const locked = await browser.post('/app/sign-in', { _csrf: await browser.csrf(), email: victim.email, password: 'correct horse battery' });
+    expect(locked.statusCode).toBe(429);
+    const wait = Number(locked.headers['retry-after']);
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(locked.body).toContain(`Sign-in is locked for 1 minute; try again in ${wait} seconds.`);
   });
 });
 
