@@ -3,8 +3,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { Settings } from '../config.js';
+import { componentsInUse, describeResponses, documentHeaders } from './openapi-document.js';
+import { errorResponses } from './rest.js';
+import { assetsDir } from '../web/plugin.js';
 
 type RouteDocument = Parameters<typeof jsonSchemaTransform>[0];
 
@@ -23,6 +28,28 @@ function transform(document: RouteDocument) {
   return { ...transformed, schema: { ...schema, body: { content } } };
 }
 
+/** The tags the routes use, each with what its operations are for. */
+const tags = [
+  {
+    name: 'Reporting',
+    description: 'Read the websites of your account, their articles, backlinks and period statistics. Lists are paged.',
+  },
+  {
+    name: 'Article writes',
+    description:
+      'Edit an article’s content and featured image. Protected links are never removed or rewritten; every change is a revision and counts against the daily edit allowance.',
+  },
+  { name: 'Meta', description: 'This description of the API.' },
+];
+
+type OpenApiDocument = Parameters<typeof jsonSchemaTransformObject>[0];
+
+/** The zod components, then one component per shape, response descriptions and headers (whole-document rules). */
+const transformObject = (document: OpenApiDocument) =>
+  documentHeaders(describeResponses(componentsInUse(jsonSchemaTransformObject(document) as Record<string, unknown>))) as ReturnType<
+    typeof jsonSchemaTransformObject
+  >;
+
 /** The OpenAPI 3.1 document, generated from the routes that the operation list created. */
 export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings: Settings }) => {
   await app.register(swagger, {
@@ -33,7 +60,10 @@ export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings
         version: '1.0.0',
         description:
           'Read the websites, articles, backlinks and period statistics of your account, and edit article content without ever breaking the protected links the service inserted. Every call is stored in the activity log; every change is a revision.',
+        contact: { name: 'Anchorage', url: `${options.settings.publicUrl}/app/connect` },
+        license: { name: 'Proprietary: offered to the customers of this service', identifier: 'LicenseRef-Proprietary' },
       },
+      tags,
       servers: [{ url: options.settings.publicUrl }],
       components: {
         securitySchemes: {
@@ -43,7 +73,7 @@ export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings
       },
     },
     transform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject,
   });
 });
 
@@ -58,12 +88,27 @@ export async function openApiRoutes(app: FastifyInstance) {
         description: 'Returns this machine-readable description. No authentication is required.',
         tags: ['Meta'],
         security: [],
+        response: {
+          200: z
+            .looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) })
+            .describe('This OpenAPI 3.1 document, as JSON.'),
+          ...errorResponses([]),
+        },
       },
     },
     async () => app.swagger(),
   );
+  const asset = (name: string) => readFileSync(join(assetsDir, name));
+  const anchor = asset('anchor.svg');
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    // The service's name and look: its anchor in the top bar and the tab, its colours.
+    logo: { type: 'image/svg+xml', content: anchor, href: '/app', target: '_self' },
+    theme: {
+      title: 'Anchorage API reference',
+      favicon: [{ filename: 'anchor.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: anchor }],
+      css: [{ filename: 'anchorage.css', content: asset('docs.css').toString('utf8') }],
+    },
     uiConfig: { docExpansion: 'list', deepLinking: true },
     staticCSP: true,
     transformSpecificationClone: true,

@@ -9,11 +9,12 @@ import type { Operation, OperationResult } from '../operations/types.js';
 import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import { authenticateApiKey } from './auth.js';
+import { noneMatchFails } from './conditional.js';
 import { fieldsOf } from './errors.js';
 import { rateLimited, refusedUnauthenticated, setLimitHeaders } from './limits.js';
 
 const errorDescriptions: Record<number, string> = {
-  400: 'Malformed JSON (`invalid_json`).',
+  400: 'Malformed request: not valid HTTP/1.1, or a body that is not valid JSON or multipart (`invalid_json`).',
   401: 'Missing or invalid credentials (`unauthenticated`).',
   403: 'Caller not permitted (`forbidden`, `insufficient_scope`).',
   404: 'Website or article not found, including not on the caller’s account (`not_found`).',
@@ -24,20 +25,34 @@ const errorDescriptions: Record<number, string> = {
   422: 'Request rejected as invalid (see `error`).',
   429: 'Too many requests; a limit was exceeded (`rate_limited`, `edit_limit_exceeded`).',
   500: 'Unexpected server error (`internal_error`).',
+  503: 'The node is overloaded or shutting down; retry after `Retry-After` seconds, possibly on another node (`service_unavailable`).',
 };
 
 const jsonBodyLimit = 5 * 1024 * 1024;
 const multipartBodyLimit = 12 * 1024 * 1024;
 
-/** The OpenAPI responses of an operation: 200 and one entry per status of its errors. */
-function responsesOf(operation: Operation): Record<number, z.ZodType> {
-  const codes = new Set<ErrorCode>(['unauthenticated', 'internal_error', ...operation.errors]);
-  const responses: Record<number, z.ZodType> = { 200: operation.output };
-  for (const code of codes) {
+/** Errors any request can get: a malformed request, an unexpected failure, an overloaded node. */
+const anyRequestErrors = (Object.keys(errorCatalogue) as ErrorCode[]).filter(
+  (code) => code === 'invalid_json' || errorCatalogue[code] >= 500,
+);
+
+/** The OpenAPI error responses for these codes and those of any request: one entry per status. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, z.ZodType> {
+  const responses: Record<number, z.ZodType> = {};
+  for (const code of new Set([...anyRequestErrors, ...codes])) {
     const status = errorCatalogue[code];
     responses[status] = errorSchema.describe(errorDescriptions[status] ?? code);
   }
   return responses;
+}
+
+/** The OpenAPI responses of an operation: 200 (and 304 where it sends an ETag on GET) and its errors. */
+function responsesOf(operation: Operation): Record<number, z.ZodType> {
+  const responses: Record<number, z.ZodType> = { 200: operation.output };
+  if (operation.rest.etag && operation.rest.method === 'GET') {
+    responses[304] = z.null().describe('Not modified: `If-None-Match` names the current ETag. No body.');
+  }
+  return { ...responses, ...errorResponses(['unauthenticated', ...operation.errors]) };
 }
 
 const pick = (shape: z.ZodRawShape, keys: string[]) => Object.fromEntries(keys.map((k) => [k, shape[k]!]));
@@ -56,6 +71,13 @@ const writeHeaders = z.looseObject({
     .max(255)
     .optional()
     .describe('A retry with the same key and request within 24 h replays the first response.'),
+});
+
+const conditionalGetHeaders = z.looseObject({
+  'if-none-match': z
+    .string()
+    .optional()
+    .describe('An ETag from an earlier GET (or a list, or `*`): when it still names the article, the answer is 304 with no body.'),
 });
 
 /** Where each input field travels over REST: path id, query string or JSON body. */
@@ -140,9 +162,13 @@ async function readMultipart(request: FastifyRequest, fields: z.ZodObject): Prom
   return { values: parsed.data, upload };
 }
 
-function sendResult(reply: FastifyReply, result: OperationResult<unknown>) {
+function sendResult(request: FastifyRequest, reply: FastifyReply, result: OperationResult<unknown>) {
   if (result.etag) reply.header('etag', result.etag);
   if (result.allowance) setLimitHeaders(reply, result.allowance, 'edits', 86_400);
+  const safe = request.method === 'GET' || request.method === 'HEAD';
+  if (safe && result.etag && noneMatchFails(request.headers['if-none-match'], result.etag)) {
+    return reply.code(304).send();
+  }
   return result.body;
 }
 
@@ -171,7 +197,8 @@ export async function restRoutes(app: FastifyInstance, options: { services: Serv
         security: [{ bearerKey: [] }, { headerKey: [] }],
         ...(pathId ? { params: z.object({ id: shape[pathId]! }) } : {}),
         ...(queryKeys.length > 0 ? { querystring: z.object(pick(shape, queryKeys)) } : {}),
-        ...(isWrite ? { headers: writeHeaders } : {}),
+        ...(isWrite ? { headers: writeHeaders } : operation.rest.etag ? { headers: conditionalGetHeaders } : {}),
+        ...(operation.rest.etag ? { 'x-etag': true } : {}),
         // A body with two content types is validated in the handler and documented per type.
         ...(bodyKeys.length > 0 && !multipartFields ? { body: jsonBody } : {}),
         ...(multipartFields ? { 'x-body-content': { 'application/json': jsonBody, 'multipart/form-data': multipartFields } } : {}),
@@ -206,7 +233,7 @@ export async function restRoutes(app: FastifyInstance, options: { services: Serv
             idempotencyKey: request.headers['idempotency-key'] as string | undefined,
           },
         });
-        return sendResult(reply, result);
+        return sendResult(request, reply, result);
       },
     });
   }

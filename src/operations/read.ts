@@ -38,7 +38,7 @@ export const listSites = defineOperation({
     website: z.string().min(1).optional().describe('Admin keys only: part of the website URL.'),
     ...pageParams,
   }),
-  output: pageOf(siteSchema),
+  output: pageOf(siteSchema).describe('One page of the websites of the account, by id, and where the page is in the list.'),
   errors: ['forbidden', 'validation_failed', 'rate_limited'],
   scope: 'read',
   handler: async (input, { actor, services }) => ({ body: await services.sites.list(actor, input) }),
@@ -62,7 +62,7 @@ export const listArticles = defineOperation({
     status: z.enum(articleStatuses).optional().describe('Only articles with this status.'),
     ...pageParams,
   }),
-  output: pageOf(articleSchema),
+  output: pageOf(articleSchema).describe('One page of the website’s articles, newest first, without bodies.'),
   errors: ['not_found', 'validation_failed', 'rate_limited'],
   scope: 'read',
   handler: async ({ site_id, ...filters }, { actor, services }) => ({
@@ -74,8 +74,8 @@ export const getArticle = defineOperation({
   name: 'getArticle',
   summary: 'Get an article with its HTML body',
   description:
-    'Returns one article with its HTML body, meta description and the protected links in the body (links the service inserted, marked `data-service-protected`, which no edit may remove or rewrite). The `ETag` header can be sent back as `If-Match` on writes.',
-  rest: { method: 'GET', path: '/articles/{id}', pathId: 'article_id' },
+    'Returns one article with its HTML body, meta description and the protected links in the body (links the service inserted, marked `data-service-protected`, which no edit may remove or rewrite). The `ETag` header can be sent back as `If-Match` on writes, or as `If-None-Match` for a 304 without body while the article is unchanged.',
+  rest: { method: 'GET', path: '/articles/{id}', pathId: 'article_id', etag: true },
   tool: {
     name: 'get_article',
     title: 'Read an article',
@@ -84,7 +84,7 @@ export const getArticle = defineOperation({
     annotations: readOnly,
   },
   input: z.object({ article_id: articleId }),
-  output: single(articleWithBodySchema),
+  output: single(articleWithBodySchema).describe('The article with its HTML body and protected links; the `ETag` header names this state.'),
   errors: ['not_found', 'rate_limited'],
   scope: 'read',
   handler: async ({ article_id }, { actor, services }) => {
@@ -106,7 +106,7 @@ export const listBacklinks = defineOperation({
     annotations: readOnly,
   },
   input: z.object({ site_id: siteId, ...dateRangeParams, ...pageParams }),
-  output: pageOf(backlinkSchema),
+  output: pageOf(backlinkSchema).describe('One page of the backlinks acquired for the website, newest first.'),
   errors: ['not_found', 'validation_failed', 'rate_limited'],
   scope: 'read',
   handler: async ({ site_id, ...filters }, { actor, services }) => ({
@@ -136,7 +136,7 @@ export const getStats = defineOperation({
       .meta({ example: '2026-10' }),
     ...dateRangeParams,
   }),
-  output: single(statsSchema),
+  output: single(statsSchema).describe('The counts of the period, with the days it covers.'),
   errors: ['not_found', 'validation_failed', 'rate_limited'],
   scope: 'read',
   handler: async ({ site_id, ...period }, { actor, services }) => ({

@@ -49,6 +49,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
     queryFields?: (keyof z.infer<Input> & string)[];
     /** Also accepts multipart/form-data with these fields (documented; parsed by the route). */
     multipart?: z.ZodObject;
+    /** The result carries the article's ETag; on GET a matching `If-None-Match` is a 304. */
+    etag?: boolean;
   };
   /** The MCP tool that is this operation; absent when a combined tool covers it. */
   tool?: {

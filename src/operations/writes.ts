@@ -48,7 +48,7 @@ const writeOutput = z
       dry_run: z.boolean().optional().describe('Present and true when nothing was saved because of dry_run.'),
     }),
   })
-  .meta({ id: 'ArticleWrite' });
+  .meta({ id: 'ArticleWrite', description: 'The article as saved (or as it would be, with dry_run), and what the sanitiser removed.' });
 
 /** Both write tools overwrite what was there (the body, the image); revisions keep the old state. */
 const write = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
@@ -74,7 +74,7 @@ export const updateArticle = defineOperation({
   name: 'updateArticle',
   summary: 'Replace an article’s title and HTML body',
   description: `Replaces the whole HTML body (and optionally the title). ${rules} Accepts If-Match (412 when stale), Idempotency-Key (a retry replays the first response) and ?dry_run=true.`,
-  rest: { method: 'PUT', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'] },
+  rest: { method: 'PUT', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'], etag: true },
   input: z.object({
     article_id: articleId,
     body: z.string().describe('The new article HTML.'),
@@ -93,7 +93,7 @@ export const editArticle = defineOperation({
   name: 'editArticle',
   summary: 'Small edits: title, meta description, find/replace in the body',
   description: `Changes the title and meta description, and applies exact find/replace edits to the body as GET returns it, in order. Each find must match exactly once (or at least once with all: true); otherwise 409 replacement_failed lists every failing item with its match count and nothing is saved. At least one of title, meta_description, replacements is required. ${rules} Accepts If-Match, Idempotency-Key and ?dry_run=true.`,
-  rest: { method: 'PATCH', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'] },
+  rest: { method: 'PATCH', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'], etag: true },
   input: z.object({
     article_id: articleId,
     title: title.optional(),
@@ -134,10 +134,11 @@ export const replaceFeaturedImage = defineOperation({
       url: imageUrl.optional(),
       reason: reason.optional(),
     }),
+    etag: true,
   },
   // The JSON body: url is required there (multipart fields are validated against `rest.multipart`).
   input: z.object({ article_id: articleId, url: imageUrl, reason: reason.optional() }),
-  output: single(articleSchema),
+  output: single(articleSchema).describe('The article with its new featured image.'),
   errors: ['unsupported_image', 'image_too_large', ...writeErrors],
   scope: 'write',
   handler: async ({ article_id, ...input }, ctx) => {

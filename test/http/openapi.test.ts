@@ -8,7 +8,9 @@ let h: Harness;
 let doc: any;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // The schema validator below holds the event loop for seconds on a busy machine: load shedding
+  // (tested elsewhere) would then answer the /docs requests with 503.
+  h = await startHarness({ env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '0' } });
   const res = await apiGet(h.app, '/api/v1/openapi.json');
   expect(res.status).toBe(200);
   expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
@@ -170,7 +172,113 @@ describe('the OpenAPI document', () => {
   });
 });
 
+/** Every operation of the document with its method and path. */
+const allOperations = (): [string, string, any][] =>
+  Object.entries(doc.paths).flatMap(([path, methods]: [string, any]) =>
+    Object.entries(methods).map(([method, op]) => [method, path, op] as [string, string, any]),
+  );
+
+describe('one component per shape, tags, headers, descriptions', () => {
+  it('has no input twin of any schema, and every component is used', () => {
+    const names = Object.keys(doc.components.schemas);
+    expect(names.filter((name) => name.endsWith('Input'))).toEqual([]);
+    const { components, ...rest } = doc;
+    const text = JSON.stringify({ ...rest, components: { ...components, schemas: undefined } }) + JSON.stringify(components.schemas);
+    for (const name of names) expect(text, name).toContain(`"#/components/schemas/${name}"`);
+    for (const name of Object.keys(doc.components.headers)) expect(text, name).toContain(`"#/components/headers/${name}"`);
+    expect(JSON.stringify(doc).match(/Input"/g)).toBeNull();
+    // The PATCH body's replacement items are a component of their own, under their plain name.
+    const patchBody = doc.paths['/api/v1/articles/{id}'].patch.requestBody.content['application/json'].schema;
+    expect(patchBody.properties.replacements.items.$ref).toBe('#/components/schemas/Replacement');
+    expect(doc.components.schemas.Replacement.required).toEqual(['find']);
+  });
+
+  it('declares every tag it uses, each with a description', () => {
+    const declared = new Map<string, string>(doc.tags.map((tag: any) => [tag.name, tag.description]));
+    const used = new Set(allOperations().flatMap(([, , op]) => op.tags ?? []));
+    expect([...used].sort()).toEqual(['Article writes', 'Meta', 'Reporting']);
+    for (const tag of used) expect(declared.get(tag as string), tag as string).toMatch(/\w+ \w+ \w+/);
+    for (const [method, path, op] of allOperations()) expect(op.tags?.length, `${method} ${path}`).toBe(1);
+  });
+
+  it('gives every response a real description, never "Default Response"', () => {
+    expect(JSON.stringify(doc).split('Default Response').length - 1).toBe(0);
+    for (const [method, path, op] of allOperations()) {
+      for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
+        expect(response.description, `${method} ${path} ${status}`).toMatch(/\w+ \w+/);
+      }
+    }
+    expect(operation('getArticle').responses['200'].description).toMatch(/HTML body/);
+    expect(operation('getOpenApi').responses['200'].description).toMatch(/OpenAPI/);
+  });
+
+  it('names a license and a contact', () => {
+    expect(doc.info.license).toEqual({ name: expect.stringMatching(/Proprietary/), identifier: 'LicenseRef-Proprietary' });
+    expect(doc.info.contact).toEqual({ name: 'Anchorage', url: 'http://localhost:3999/app/connect' });
+  });
+
+  it('documents the rate-limit headers on every answer past authentication, and Retry-After on 429 and 503', () => {
+    const limitHeaders = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+    let checked = 0;
+    for (const [method, path, op] of allOperations()) {
+      const authenticated = op.security.length > 0;
+      for (const [status, response] of Object.entries(op.responses) as [string, any][]) {
+        const names = Object.keys(response.headers ?? {});
+        const where = `${method} ${path} ${status}`;
+        if (authenticated && status !== '401' && status !== '503') expect(names, where).toEqual(expect.arrayContaining(limitHeaders));
+        else expect(names.filter((name) => limitHeaders.includes(name)), where).toEqual([]);
+        if (status === '429' || status === '503') expect(names, where).toContain('Retry-After');
+        else expect(names, where).not.toContain('Retry-After');
+        for (const name of names) expect(response.headers[name], where).toEqual({ $ref: `#/components/headers/${name}` });
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(40);
+    const headers = doc.components.headers;
+    expect(headers['Retry-After'].schema.type).toBe('integer');
+    expect(headers['X-RateLimit-Reset'].description).toMatch(/Unix time/);
+    expect(headers['RateLimit-Policy'].description).toMatch(/"edits";q=200;w=86400/);
+  });
+
+  it('documents the ETag on the article answers, and 304 for If-None-Match on GET article', () => {
+    const article = doc.paths['/api/v1/articles/{id}'];
+    const writes = [article.put, article.patch, doc.paths['/api/v1/articles/{id}/featured-image'].post];
+    for (const op of [operation('getArticle'), ...writes]) {
+      expect(op.responses['200'].headers.ETag, op.operationId).toEqual({ $ref: '#/components/headers/ETag' });
+    }
+    for (const name of ['listSites', 'listArticles', 'listBacklinks', 'getStats', 'getOpenApi'] as const) {
+      expect(JSON.stringify(operation(name)), name).not.toContain('ETag');
+    }
+    const notModified = operation('getArticle').responses['304'];
+    expect(notModified.description).toMatch(/If-None-Match/);
+    expect(notModified.content).toBeUndefined();
+    expect(notModified.headers.ETag).toEqual({ $ref: '#/components/headers/ETag' });
+    expect(param(operation('getArticle'), 'if-none-match')).toMatchObject({ in: 'header', required: false, schema: { type: 'string' } });
+    for (const op of writes) expect(op.responses['304'], op.operationId).toBeUndefined();
+    expect(JSON.stringify(doc).includes('x-etag')).toBe(false);
+  });
+});
+
 describe('/docs', () => {
+  it('carries the service’s name, anchor logo, favicon and theme', async () => {
+    const res = await apiGet(h.app, '/docs');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('<title>Anchorage API reference</title>');
+    expect(res.text).toContain('<link rel="icon" type="image/svg+xml" href="/docs/static/theme/anchor.svg" sizes="any" />');
+    expect(res.text).toContain('<link rel="stylesheet" type="text/css" href="/docs/static/theme/anchorage.css" />');
+    const icon = await h.app.inject({ url: '/docs/static/theme/anchor.svg' });
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers['content-type']).toMatch(/^image\/svg\+xml/);
+    expect(icon.body).toContain('<title>Anchorage</title>');
+    const css = await h.app.inject({ url: '/docs/static/theme/anchorage.css' });
+    expect(css.statusCode).toBe(200);
+    expect(css.body).toContain('.swagger-ui .topbar');
+    expect(css.body).toContain('#1d5fa8');
+    const init = await h.app.inject({ url: '/docs/static/swagger-initializer.js' });
+    const anchor = Buffer.from(await (await import('node:fs/promises')).readFile(new URL('../../src/web/assets/anchor.svg', import.meta.url)));
+    expect(init.body).toContain(`data:image/svg+xml;base64,${anchor.toString('base64')}`);
+  });
+
   it('serves HTML whose assets all come from the service', async () => {
     const res = await apiGet(h.app, '/docs');
     expect(res.status).toBe(200);
