@@ -10,6 +10,8 @@ export interface PageOptions {
   scripts?: string[];
   /** The navigation entry of this page, marked as the current one. */
   active?: NavEntry;
+  /** A step that must end with a decision (the OAuth consent): no navigation, no links out. */
+  focused?: boolean;
 }
 
 export type NavEntry = 'sites' | 'connect' | 'connections' | 'activity' | 'staff';
@@ -32,7 +34,11 @@ export function page(options: PageOptions): string {
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-  <a class="brand" href="/app"><img src="/assets/anchor.svg" alt="" width="22" height="22"> Anchorage</a>
+  ${
+    options.focused
+      ? html`<span class="brand"><img src="/assets/anchor.svg" alt="" width="22" height="22"> Anchorage</span>`
+      : html`<a class="brand" href="/app"><img src="/assets/anchor.svg" alt="" width="22" height="22"> Anchorage</a>`
+  }
   ${
     user
       ? html`<nav aria-label="Main">
@@ -53,7 +59,7 @@ export function page(options: PageOptions): string {
 <main id="main" tabindex="-1">
 ${options.body}
 </main>
-<footer class="foot"><span>Anchorage</span> · <a href="/docs">API reference</a></footer>
+${options.focused ? '' : html`<footer class="foot"><span>Anchorage</span> · <a href="/docs">API reference</a></footer>`}
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </body>
 </html>`.value;

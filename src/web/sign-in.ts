@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../config.js';
 import type { Services } from '../services/index.js';
 import type { SignInWait } from '../services/limits.js';
+import { waitingApplication } from '../mcp/oauth/authorize.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { textField } from './context.js';
@@ -15,11 +16,20 @@ interface SignInForm {
   _csrf?: unknown;
 }
 
-function signInPage(csrfToken: string, next: string, allowSignup: boolean, email = '', problem = ''): string {
+/**
+ * The sign-in page; `waiting` names the application whose connection brought the user here, so
+ * that they know why they are asked to sign in.
+ */
+function signInPage(csrfToken: string, next: string, allowSignup: boolean, email = '', problem = '', waiting?: string): string {
   return page({
     title: 'Sign in',
     body: html`<section class="card narrow">
   <h1>Sign in to Anchorage</h1>
+  ${
+    waiting
+      ? html`<p class="notice notice-info" data-waiting-app><strong>${waiting}</strong> wants to connect to your Anchorage account. Sign in to continue; you then choose whether to allow it.</p>`
+      : ''
+  }
   ${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}
   <form method="post" action="/app/sign-in" class="stack">
     <input type="hidden" name="_csrf" value="${csrfToken}">
@@ -58,7 +68,8 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const session = await loadSession(request, reply, services, secure);
     const next = safeNext(request.query.next, options.settings.publicUrl);
     if (session.user) return reply.redirect(next);
-    return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup));
+    const waiting = await waitingApplication(services, options.settings, next);
+    return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup, '', '', waiting));
   });
 
   app.post<{ Body: SignInForm | null | undefined }>('/app/sign-in', async (request, reply) => {
@@ -73,7 +84,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
         .code(429)
         .header('retry-after', wait.seconds)
         .type('text/html')
-        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, lockMessage(wait)));
+        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, lockMessage(wait), await waitingApplication(services, options.settings, next)));
     }
     const user = await services.users.verifyPassword(email, textField(form.password));
     if (!user) {
@@ -81,7 +92,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
       return reply
         .code(401)
         .type('text/html')
-        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, 'That e-mail and password do not match an account.'));
+        .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, 'That e-mail and password do not match an account.', await waitingApplication(services, options.settings, next)));
     }
     await services.signInThrottle.succeeded(email, request.ip);
     const signedIn = await services.sessions.signIn(session.id, user.id);

@@ -126,9 +126,32 @@ function returnAddress(redirectUri: string): string {
   return url.protocol === 'http:' ? `${url.host} (an application on this computer)` : url.host;
 }
 
+const nameOf = (client: OAuthClient): string => client.name ?? 'An unnamed application';
+
+/**
+ * The application waiting behind a sign-in: when `next` (a path of ours) is a valid authorization
+ * request, its client's name as the consent page shows it; otherwise undefined.
+ */
+export async function waitingApplication(services: Services, settings: Settings, next: string): Promise<string | undefined> {
+  const url = new URL(next, settings.publicUrl);
+  if (url.pathname !== '/oauth/authorize') return undefined;
+  // A repeated parameter stays repeated, so that it is refused here as on the consent page.
+  const params: Record<string, string | string[]> = {};
+  for (const name of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(name);
+    params[name] = values.length === 1 ? values[0]! : values;
+  }
+  try {
+    return nameOf((await checkRequest(services, oauthUrlsOf(settings), params)).client);
+  } catch (error) {
+    if (error instanceof RequestProblem) return undefined;
+    throw error;
+  }
+}
+
 function consentPage(request: AuthorizationRequest, user: SessionUser, session: Session): string {
   const { client } = request;
-  const name = client.name ?? 'An unnamed application';
+  const name = nameOf(client);
   const hidden: Record<string, string | undefined> = {
     response_type: 'code',
     client_id: client.clientId,
@@ -139,10 +162,10 @@ function consentPage(request: AuthorizationRequest, user: SessionUser, session: 
     resource: request.resource,
     scope: request.scope,
   };
+  // Focused: no navigation to wander off to before Allow or Deny.
   return page({
     title: 'Allow access',
-    user,
-    csrfToken: session.csrfToken,
+    focused: true,
     body: html`<section class="card narrow consent">
   <h1>Allow <span class="client-name">${name}</span> to use Anchorage?</h1>
   <p><strong>${name}</strong> is asking to use your Anchorage account <strong>${user.email}</strong>. After you choose, you go back to <strong>${returnAddress(request.redirectUri)}</strong>.</p>
@@ -163,7 +186,7 @@ function consentPage(request: AuthorizationRequest, user: SessionUser, session: 
           : html`<p>${readText}</p><input type="hidden" name="access" value="read">`
       }
     </fieldset>
-    <p class="muted small">It sees only your own account. Every call is in your activity log, and you can disconnect it at any time under <a href="/app/connections">Connected apps</a>.</p>
+    <p class="muted small">It sees only your own account. Every call is in your activity log, and you can disconnect it at any time under <strong>Connected apps</strong>.</p>
     <div class="form-actions">
       <button type="submit" name="decision" value="allow" class="primary">Allow</button>
       <button type="submit" name="decision" value="deny">Deny</button>
