@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportSpan } from '../../src/web/pages/report.js';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
-import { authorizationUrl, browse, CookieJar, formFields, pkce, registerClient, signIn } from '../mcp/oauth-client.js';
+import { authorizationUrl, browse, connectWithOAuth, CookieJar, formFields, modes, pkce, registerClient, signIn } from '../mcp/oauth-client.js';
 import { csrfOf, decodeEntities, InjectBrowser } from './browser.js';
 
 /** The part of a page between an element with `id` and the end of its section. */
@@ -278,6 +278,24 @@ describe('an assistant connecting: the sign-in names it, the consent page keeps 
     expect(links).toEqual(['#main']);
     expect(markup).toContain('value="allow"');
     expect(markup).toContain('value="deny"');
+  });
+
+  it('the activity log shows an assistant’s tool calls and hides its handshakes, one filter away (official MCP client)', async () => {
+    const customer = await createCustomer(h.services);
+    const { client, transport } = await connectWithOAuth(base, customer.email, modes[0]!.negotiation);
+    await client.listTools();
+    await client.callTool({ name: 'list_sites', arguments: {} });
+    await transport.close();
+    await h.services.activity.flush();
+    const browser = new InjectBrowser(h.app);
+    await browser.signIn(customer.email);
+    const operations = (page: string) => [...page.matchAll(/<span class="request-op">([^<]+)<\/span>/g)].map((m) => m[1]);
+    const shown = operations((await browser.get('/app/activity?channel=mcp')).body);
+    expect(shown).toEqual(['listSites']);
+    const everything = operations((await browser.get('/app/activity?channel=mcp&calls=all')).body);
+    expect(everything).toContain('initialize');
+    expect(everything).toContain('tools/list');
+    expect(everything).toContain('listSites');
   });
 
   it('the pages the user already knows keep their navigation', async () => {
