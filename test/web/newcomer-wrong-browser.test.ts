@@ -99,9 +99,15 @@ describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser',
       body: form,
     });
     expect(uploaded.status).toBe(200);
-    expect(((await uploaded.json()) as { data: { featured_image_url: string } }).data.featured_image_url).toMatch(
-      new RegExp(`^http://127\\.0\\.0\\.1:${port}/media/[0-9a-f]{64}\\.png$`),
-    );
+    const mediaUrl = ((await uploaded.json()) as { data: { featured_image_url: string } }).data.featured_image_url;
+    expect(mediaUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/media/[0-9a-f]{64}\\.png$`));
+    // The same image in the body, by its full address.
+    const put = await fetch(`${h.settings.publicUrl}/api/v1/articles/${uploadedId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ body: `<p>Cover uploaded through the API.</p><p><img src="${mediaUrl}" alt="The cover again"></p>` }),
+    });
+    expect(put.status).toBe(200);
 
     userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
@@ -157,7 +163,7 @@ describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser',
 
   const naturalWidth = (selector: string) => page.$eval(selector, (image) => (image as HTMLImageElement).naturalWidth);
 
-  it('shows an uploaded featured image at 127.0.0.1 and at localhost alike', async () => {
+  it('shows an uploaded image (featured and in the body) at 127.0.0.1 and at localhost alike', async () => {
     for (const host of ['127.0.0.1', 'localhost']) {
       const base = `http://${host}:${port}`;
       if (host === 'localhost') await signIn(base);
@@ -165,6 +171,8 @@ describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser',
       const image = page.locator('img.featured');
       await expect(image.getAttribute('src'), host).resolves.toMatch(/^\/media\/[0-9a-f]{64}\.png$/);
       expect(await naturalWidth('img.featured'), host).toBe(40);
+      await expect(page.locator('.prose img').getAttribute('src'), host).resolves.toMatch(/^\/media\/[0-9a-f]{64}\.png$/);
+      expect(await naturalWidth('.prose img'), host).toBe(40);
       expect(await page.locator('.image-placeholder').count(), host).toBe(0);
     }
   });
