@@ -14,6 +14,22 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * Resolves once the connection is ready or has failed once (limits then use memory until it
+ * recovers), so that no start-up check is still pending when a short command closes it.
+ */
+function firstOutcome(redis: Redis): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      redis.off('ready', settle);
+      redis.off('error', settle);
+      resolve();
+    };
+    redis.once('ready', settle);
+    redis.once('error', settle);
+  });
+}
+
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
   settings: Settings,
@@ -25,7 +41,12 @@ export async function openRuntime(
   const redis = settings.redisUrl
     ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
     : undefined;
-  redis?.on('error', (error) => logger.warn({ err: error }, 'redis unavailable; limits fall back to memory'));
+  // Closing ends a connection whose (re)connection check may still be pending: that is no outage.
+  let closing = false;
+  redis?.on('error', (error) => {
+    if (!closing) logger.warn({ err: error }, 'redis unavailable; limits fall back to memory');
+  });
+  if (redis) await firstOutcome(redis);
   const services = createServices({
     db,
     media: { store: settings.mediaStore, dir: join(settings.dataDir, 'media') },
@@ -53,6 +74,7 @@ export async function openRuntime(
       await services.activity.flush();
       await services.htmlPool.close();
       await services.keys.flushUses();
+      closing = true;
       redis?.disconnect();
       await db.kysely.destroy();
     },
