@@ -14,11 +14,11 @@ function checkScope(scope: Scope, actor: Actor): void {
 }
 
 /** The one pipeline of an operation: permissions, then the handler (in the operation's span). */
-export async function runOperation(
-  operation: Operation,
-  input: Record<string, unknown>,
+export async function runOperation<Input extends z.ZodObject, Output extends z.ZodType>(
+  operation: Operation<Input, Output>,
+  input: z.output<Input>,
   ctx: OperationContext,
-): Promise<OperationResult<unknown>> {
+): Promise<OperationResult<z.input<Output>>> {
   return inSpan(`operation ${operation.name}`, { 'anchorage.operation': operation.name, 'anchorage.channel': ctx.actor.channel }, async () => {
     checkScope(operation.scope, ctx.actor);
     return operation.handler(input, ctx);

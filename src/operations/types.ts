@@ -76,22 +76,24 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
  * One MCP tool. Most are an operation's `tool` part; a few (update_article) combine several
  * operations behind one tool and are declared as tools directly.
  */
-export interface ToolDefinition {
+export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
   description: string;
   annotations: ToolAnnotations;
   /** Strict: an argument the tool does not take is refused, never ignored. */
-  input: z.ZodObject;
-  output: z.ZodType;
+  input: Input;
+  output: Output;
   /** A connection without this scope is not offered the tool, and is refused if it calls it anyway. */
   scope: Scope;
   /** The operation name recorded in the activity log. */
   operation: string;
-  run(input: Record<string, unknown>, ctx: OperationContext): Promise<OperationResult<unknown>>;
+  run(input: z.output<Input>, ctx: OperationContext): Promise<OperationResult<z.input<Output>>>;
 }
 
-/** Keeps each declaration's own types while the list holds them all. */
-export const defineOperation = <Input extends z.ZodObject, Output extends z.ZodType>(
-  operation: Operation<Input, Output>,
-): Operation => operation as unknown as Operation;
+/** Checks a declaration against its own schemas (the handler gets the parsed input with its types). */
+export const defineOperation = <Input extends z.ZodObject, Output extends z.ZodType>(operation: Operation<Input, Output>): Operation<Input, Output> =>
+  operation;
+
+/** The same for a tool declared directly: `run` gets the parsed arguments with their types. */
+export const defineTool = <Input extends z.ZodObject, Output extends z.ZodType>(tool: ToolDefinition<Input, Output>): ToolDefinition => tool;

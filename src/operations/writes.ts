@@ -4,7 +4,7 @@ import type { WriteResult } from '../services/article-writes.js';
 import { toArticle } from '../services/articles.js';
 import { articleId, articleSchema, articleWithBodySchema, single } from './schemas.js';
 import { runOperation } from './run.js';
-import { defineOperation, type OperationContext, type OperationResult, type ToolDefinition } from './types.js';
+import { defineOperation, defineTool, type OperationContext, type OperationResult } from './types.js';
 
 /** Length limits count Unicode code points, not UTF-16 units. */
 const text = (max: number, description: string) =>
@@ -149,7 +149,7 @@ export const replaceFeaturedImage = defineOperation({
 });
 
 /** MCP: one tool for both kinds of edit — a whole body (PUT rules) or small edits (PATCH rules). */
-export const updateArticleTool: ToolDefinition = {
+export const updateArticleTool = defineTool({
   name: 'update_article',
   title: 'Edit an article',
   description: `Edits one article. Either send body (the complete new HTML, optionally with title) to replace the whole body, or send any of title, meta_description and replacements for small edits — not body together with meta_description or replacements. Prefer replacements for small changes: read the article with get_article first; each find must match the body exactly once (or at least once with all: true), else replacement_failed lists every failing item with its match count and nothing is saved. ${rules} dry_run: true checks everything and returns the would-be article without saving. Errors: not_found, insufficient_scope (read-only connection), validation_failed (see fields), protected_links_violation, replacement_failed, rate_limited, edit_limit_exceeded.`,
@@ -167,7 +167,7 @@ export const updateArticleTool: ToolDefinition = {
   scope: 'write',
   operation: 'updateArticle',
   run: ({ body, dry_run, ...rest }, ctx) => {
-    const { meta_description, replacements: edits } = rest as { meta_description?: string; replacements?: unknown[] };
+    const { meta_description, replacements: edits } = rest;
     const dryRun = dry_run === true ? 'true' : undefined;
     if (body === undefined && rest.title === undefined && meta_description === undefined && edits === undefined) {
       throw validationFailed({ '(arguments)': ['Give body (full replace), or any of title, meta_description, replacements.'] });
@@ -178,10 +178,10 @@ export const updateArticleTool: ToolDefinition = {
     }
     return runOperation(updateArticle, { ...rest, body, dry_run: dryRun }, ctx);
   },
-};
+});
 
 /** MCP: a new featured image from a URL or from base64 bytes. */
-export const replaceFeaturedImageTool: ToolDefinition = {
+export const replaceFeaturedImageTool = defineTool({
   name: 'replace_featured_image',
   title: 'Replace the featured image',
   description:
@@ -198,14 +198,7 @@ export const replaceFeaturedImageTool: ToolDefinition = {
   output: single(articleSchema),
   scope: 'write',
   operation: 'replaceFeaturedImage',
-  run: async (input, ctx) => {
-    const { article_id, url, image_base64, filename, reason: why } = input as {
-      article_id: number;
-      url?: string;
-      image_base64?: string;
-      filename?: string;
-      reason?: string;
-    };
+  run: async ({ article_id, url, image_base64, filename, reason: why }, ctx) => {
     if ((url === undefined) === (image_base64 === undefined)) {
       throw validationFailed({ url: ['Send exactly one of url or image_base64.'], image_base64: ['Send exactly one of url or image_base64.'] });
     }
@@ -214,7 +207,7 @@ export const replaceFeaturedImageTool: ToolDefinition = {
     const result = await ctx.services.featuredImages.replace(ctx.actor, article_id, { url, image, reason: why });
     return { body: { data: toArticle(result.article) }, etag: result.etag, allowance: result.allowance };
   },
-};
+});
 
 export const writeOperations = [updateArticle, editArticle, replaceFeaturedImage];
 export const writeTools = [updateArticleTool, replaceFeaturedImageTool];
