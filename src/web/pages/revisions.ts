@@ -172,7 +172,7 @@ export async function revisionPages(app: FastifyInstance, options: WebOptions) {
     const title = article.title || `Article ${article.id}`;
     const where = await accountContext(options, ui, article.account_id);
     return {
-      title: `Revisions of ${title}`,
+      title: extra.compare ? `Compare revisions ${numbers.get(extra.compare[0].id)!} and ${numbers.get(extra.compare[1].id)!}` : `Revisions of ${title}`,
       active: 'sites' as const,
       scripts: ['/assets/copy.js'],
       body: html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <a href="/app/sites/${site.id}">${site.name ?? `Site ${site.id}`}</a> <span aria-hidden="true">/</span> <a href="/app/articles/${article.id}">${title}</a> <span aria-hidden="true">/</span> <span aria-current="page">Revisions</span></nav>
@@ -219,9 +219,7 @@ ${extra.compare ? diffSection(extra.compare[0], extra.compare[1], numbers) : ''}
     const bId = idParam(bText, 'revision');
     const [a, b] = await Promise.all([services.revisions.get(article.id, aId), services.revisions.get(article.id, bId)]);
     if (!a || !b) throw new AppError('not_found', 'No such revision of this article.');
-    const numbers = revisionNumbers(await services.revisions.list(article.id));
-    const page = await view(ui, article, { compare: [a, b] });
-    return sendPage(reply, ui, { ...page, title: `Compare revisions ${numbers.get(a.id)!} and ${numbers.get(b.id)!}` });
+    return sendPage(reply, ui, await view(ui, article, { compare: [a, b] }));
   });
 
   app.post<{ Params: { id: string; revision: string } }>('/app/articles/:id/revisions/:revision/restore', async (request, reply) => {
