@@ -5,6 +5,7 @@
  * thread boundary where an AppError would not.
  */
 import { AppError, type ErrorBody, type ProtectedLink } from './errors.js';
+import { explainFailures } from './near-match.js';
 import { applyReplacements, describeBody, protectedAnchorKeysOf, type Replacement, sanitizeAndScan, violatedAmong } from './html.js';
 
 /** A whole new body, or replacements in the current one (none: the body stays as it is). */
@@ -45,7 +46,7 @@ export function nextBody(current: string, change: BodyChange): NextBodyOutcome {
       const replaced = applyReplacements(current, change.replacements);
       if (!replaced.ok) {
         const error = new AppError('replacement_failed', 'Some replacements did not match as required; nothing was saved.', {
-          failures: replaced.failures,
+          failures: explainFailures(current, change.replacements, replaced.failures),
         });
         return { ok: false, error: error.toBody() };
       }

@@ -1,3 +1,5 @@
+import type { ExplainedFailure } from './near-match.js';
+
 /** The one error catalogue of decisions.md: every error the service answers with is one of these. */
 export const errorCatalogue = {
   invalid_json: 400,
@@ -33,7 +35,7 @@ export interface ErrorDetails {
   protected_links?: ProtectedLink[];
   limit?: number;
   fields?: Record<string, string[]>;
-  failures?: { index: number; matches: number }[];
+  failures?: ExplainedFailure[];
 }
 
 export interface ErrorBody extends ErrorDetails {

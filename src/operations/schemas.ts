@@ -176,6 +176,36 @@ export const pageMetaSchema = z
   })
   .meta({ id: 'PageMeta', example: { page: 1, per_page: 25, total: 120, last_page: 5 } });
 
+const nearMatchSchema = z
+  .object({
+    offset: z.number().int().describe('Where the passage starts in the body the replacement ran on, in characters (Unicode code points).'),
+    length: z.number().int().describe('Its length in characters (at most 2,000).'),
+    text: z.string().describe('The body’s exact text there: send it as `find`.'),
+    equivalent: z.boolean().describe('True: the find itself but for case, white space or entity spelling. False: the most similar passage.'),
+  })
+  .describe('No match: the nearest near-match in the body (ignoring case, white-space runs and entity spelling, else the most similar passage); absent when nothing is close.');
+
+const occurrenceSchema = z.object({
+  offset: z.number().int().describe('Where this occurrence starts, in characters (Unicode code points).'),
+  before: z.string().describe('Up to 60 characters of the body before it.'),
+  after: z.string().describe('Up to 60 characters of the body after it.'),
+});
+
+const replacementFailureSchema = z
+  .object({
+    index: z.number().int().describe('The failing item of `replacements`, from 0.'),
+    matches: z.number().int().describe('How often its `find` occurs in the body as that item met it.'),
+    near_match: nearMatchSchema.optional(),
+    occurrences: z
+      .array(occurrenceSchema)
+      .optional()
+      .describe('Several matches without `all`: the first five, with their surroundings, to make the find unique.'),
+  })
+  .meta({
+    id: 'ReplacementFailure',
+    example: { index: 0, matches: 0, near_match: { offset: 318, length: 24, text: 'Twice a year is the rule', equivalent: false } },
+  });
+
 export const errorSchema = z
   .object({
     error: z.enum(Object.keys(errorCatalogue) as [keyof typeof errorCatalogue, ...(keyof typeof errorCatalogue)[]]),
@@ -184,9 +214,9 @@ export const errorSchema = z
     limit: z.number().int().optional(),
     fields: z.record(z.string(), z.array(z.string())).optional().describe('validation_failed: messages per field path.'),
     failures: z
-      .array(z.object({ index: z.number().int(), matches: z.number().int() }))
+      .array(replacementFailureSchema)
       .optional()
-      .describe('replacement_failed: every failing replacement with its match count.'),
+      .describe('replacement_failed: every failing replacement with its match count and what to change it to.'),
   })
   .meta({ id: 'Error', example: { error: 'not_found', message: 'No article with this id on your account.' } });
 

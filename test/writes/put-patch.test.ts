@@ -204,7 +204,11 @@ describe('editArticle (PATCH)', () => {
     const b = await fresh(FISH_BODY);
     const upper = await patch(h, b.articleId, b.customer.key, { replacements: [{ find: 'ONE', replace: 'x' }] });
     expect(upper.status).toBe(409);
-    expect(upper.body).toEqual({ error: 'replacement_failed', message: expect.any(String), failures: [{ index: 0, matches: 0 }] });
+    expect(upper.body).toEqual({
+      error: 'replacement_failed',
+      message: expect.any(String),
+      failures: [{ index: 0, matches: 0, near_match: { offset: 3, length: 3, text: 'one', equivalent: true } }],
+    });
   });
 
   it('a replacement may find text in markup as GET returns it', async () => {
@@ -237,7 +241,7 @@ describe('editArticle (PATCH)', () => {
       message: expect.any(String),
       failures: [
         { index: 1, matches: 0 },
-        { index: 2, matches: 4 },
+        { index: 2, matches: 4, occurrences: expect.arrayContaining([{ offset: 7, before: '<p>uno ', after: expect.stringMatching(/^ two fish/) }]) },
         { index: 5, matches: 0 },
       ],
     });
