@@ -43,14 +43,14 @@ function unseal(sessionId: string, stored: string): string | undefined {
   }
 }
 
-/** Browser sessions for the UI and the OAuth sign-in: anonymous first (for CSRF), then signed in. */
+/** Browser sessions for the UI and the OAuth sign-in, stored from sign-in on (anonymous visitors have none). */
 export class SessionsService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
   ) {}
 
-  async start(userId: number | null): Promise<Session> {
+  async start(userId: number): Promise<Session> {
     const id = randomBase62(43);
     const csrfToken = randomBase62(32);
     const now = this.clock.now();
@@ -64,7 +64,7 @@ export class SessionsService {
         expires_at: toTimestamp(new Date(now.getTime() + lifetimeMs)),
       })
       .execute();
-    return { id, csrfToken, user: userId === null ? null : await this.userOf(userId) };
+    return { id, csrfToken, user: await this.userOf(userId) };
   }
 
   async find(id: string): Promise<Session | undefined> {

@@ -1,12 +1,29 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
+import { randomBase62 } from '../core/secrets.js';
 import type { Services } from '../services/index.js';
 import type { Session, SessionUser } from '../services/sessions.js';
 
 export const sessionCookie = 'anchorage_session';
 
+/**
+ * An anonymous visitor's CSRF token (double submit: the form must repeat it). With https the
+ * `__Host-` prefix keeps any other host, a sibling subdomain included, from setting it.
+ */
+export const csrfCookie = (secure: boolean): string => (secure ? '__Host-anchorage_csrf' : 'anchorage_csrf');
+
+/** An anonymous visitor: nothing stored, only the CSRF token in its own cookie. */
+export interface AnonymousSession {
+  id: undefined;
+  csrfToken: string;
+  user: null;
+}
+
+/** A session stored since sign-in, or an anonymous visitor's. */
+export type VisitorSession = Session | AnonymousSession;
+
 /** Cookie flags: HttpOnly, SameSite=Lax, Secure whenever the public address is https. */
-export function setSessionCookie(reply: FastifyReply, session: Session, secure: boolean): void {
+function setSessionCookie(reply: FastifyReply, session: Session, secure: boolean): void {
   reply.setCookie(sessionCookie, session.id, {
     path: '/',
     httpOnly: true,
@@ -16,19 +33,30 @@ export function setSessionCookie(reply: FastifyReply, session: Session, secure: 
   });
 }
 
-/** The request's session, started (anonymous) and set as a cookie when there is none. */
+/**
+ * The request's stored session, or else an anonymous one: its CSRF token from the cookie, or a
+ * new token set as that cookie. Anonymous visitors never get a database row.
+ */
 export async function loadSession(
   request: FastifyRequest,
   reply: FastifyReply,
   services: Services,
   secure: boolean,
-): Promise<Session> {
+): Promise<VisitorSession> {
   const id = request.cookies[sessionCookie];
   const existing = id ? await services.sessions.find(id) : undefined;
   if (existing) return existing;
-  const session = await services.sessions.start(null);
+  const token = request.cookies[csrfCookie(secure)];
+  if (token !== undefined && /^[0-9A-Za-z]{32}$/.test(token)) return { id: undefined, csrfToken: token, user: null };
+  const csrfToken = randomBase62(32);
+  reply.setCookie(csrfCookie(secure), csrfToken, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+  return { id: undefined, csrfToken, user: null };
+}
+
+/** Signed in: the stored session's cookie replaces the anonymous CSRF cookie. */
+export function startSignedIn(reply: FastifyReply, session: Session, secure: boolean): void {
   setSessionCookie(reply, session, secure);
-  return session;
+  reply.clearCookie(csrfCookie(secure), { path: '/', httpOnly: true, sameSite: 'lax', secure });
 }
 
 /** Where to send someone who must sign in first, coming back to `next` afterwards. */
@@ -55,7 +83,7 @@ export function safeNext(next: unknown, publicUrl: string): string {
 }
 
 /** Forms carry the session's CSRF token in `_csrf`; anything else is refused. */
-export function checkCsrf(session: Session, submitted: unknown): void {
+export function checkCsrf(session: VisitorSession, submitted: unknown): void {
   if (typeof submitted !== 'string' || submitted !== session.csrfToken) {
     throw new AppError('forbidden', 'The form has expired or did not come from this site. Reload the page and try again.');
   }

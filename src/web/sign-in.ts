@@ -6,7 +6,7 @@ import { waitingApplication } from '../mcp/oauth/authorize.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { textField } from './context.js';
-import { checkCsrf, loadSession, safeNext, sessionCookie, setSessionCookie } from './session.js';
+import { checkCsrf, loadSession, safeNext, sessionCookie, startSignedIn } from './session.js';
 
 /** The posted form as sent: any field may be missing, repeated or (as JSON) of any type. */
 interface SignInForm {
@@ -95,15 +95,14 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
         .send(signInPage(session.csrfToken, next, options.settings.allowSignup, email, 'That e-mail and password do not match an account.', await waitingApplication(services, options.settings, next)));
     }
     await services.signInThrottle.succeeded(email, request.ip);
-    const signedIn = await services.sessions.signIn(session.id, user.id);
-    setSessionCookie(reply, signedIn, secure);
+    startSignedIn(reply, await services.sessions.signIn(session.id, user.id), secure);
     return reply.redirect(next, 303);
   });
 
   app.post<{ Body: SignInForm | null | undefined }>('/app/sign-out', async (request, reply) => {
     const session = await loadSession(request, reply, services, secure);
     checkCsrf(session, request.body?._csrf);
-    await services.sessions.end(session.id);
+    if (session.id) await services.sessions.end(session.id);
     reply.clearCookie(sessionCookie, { path: '/' });
     return reply.redirect('/app/sign-in', 303);
   });

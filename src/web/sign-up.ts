@@ -5,7 +5,7 @@ import { notice } from './components.js';
 import { secureCookies, textField, type WebOptions } from './context.js';
 import { html } from './html.js';
 import { page } from './layout.js';
-import { checkCsrf, loadSession, setSessionCookie } from './session.js';
+import { checkCsrf, loadSession, startSignedIn } from './session.js';
 
 interface SignUpForm {
   email?: unknown;
@@ -68,8 +68,7 @@ export async function signUpRoutes(app: FastifyInstance, options: WebOptions) {
       if (error instanceof UserExistsError) return refuse('An account with this e-mail exists already. Sign in instead.');
       throw error;
     }
-    const signedIn = await services.sessions.signIn(session.id, created.user_id);
-    setSessionCookie(reply, signedIn, secure);
+    startSignedIn(reply, await services.sessions.signIn(session.id, created.user_id), secure);
     return reply.redirect('/app', 303);
   });
 }

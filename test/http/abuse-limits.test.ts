@@ -8,15 +8,15 @@ let counter = 0;
 /** A client address of its own per call (documentation range): limits shared through Redis outlive a test run. */
 const address = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}::${(counter += 1).toString(16)}`;
 
-/** One sign-in attempt from `remoteAddress`, through the real page (session cookie and CSRF token). */
+/** One sign-in attempt from `remoteAddress`, through the real page (CSRF cookie and token). */
 async function signInFrom(h: Harness, remoteAddress: string, email: string, pass: string) {
   const page = await h.app.inject({ method: 'GET', url: '/app/sign-in', remoteAddress });
-  const cookie = page.cookies.find((c) => c.name === 'anchorage_session')!.value;
+  const cookie = page.cookies.find((c) => c.name === 'anchorage_csrf')!.value;
   return h.app.inject({
     method: 'POST',
     url: '/app/sign-in',
     remoteAddress,
-    headers: { cookie: `anchorage_session=${cookie}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { cookie: `anchorage_csrf=${cookie}`, 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ _csrf: csrfOf(page.body), email, password: pass, next: '/app' }).toString(),
   });
 }

@@ -4,9 +4,11 @@ import { toTimestamp } from '../../src/core/time.js';
 
 export const password = 'correct horse battery';
 
-/** A minimal browser over `app.inject`: keeps the session cookie, reads CSRF tokens from pages. */
+/** A minimal browser over `app.inject`: keeps the session and CSRF cookies, reads CSRF tokens from pages. */
 export class InjectBrowser {
   cookie: string | undefined;
+  /** An anonymous visitor's CSRF cookie (name and value). */
+  csrfCookie: string | undefined;
   last: LightMyRequestResponse | undefined;
 
   constructor(private readonly app: FastifyInstance) {}
@@ -14,12 +16,15 @@ export class InjectBrowser {
   private remember(response: LightMyRequestResponse): LightMyRequestResponse {
     const set = response.cookies.find((c) => c.name === 'anchorage_session');
     if (set) this.cookie = set.value ? set.value : undefined;
+    const csrf = response.cookies.find((c) => c.name.endsWith('anchorage_csrf'));
+    if (csrf) this.csrfCookie = csrf.value ? `${csrf.name}=${csrf.value}` : undefined;
     this.last = response;
     return response;
   }
 
   private headers(): Record<string, string> {
-    return this.cookie ? { cookie: `anchorage_session=${this.cookie}` } : {};
+    const cookies = [this.cookie ? `anchorage_session=${this.cookie}` : undefined, this.csrfCookie].filter(Boolean);
+    return cookies.length > 0 ? { cookie: cookies.join('; ') } : {};
   }
 
   async get(url: string): Promise<LightMyRequestResponse> {

@@ -51,11 +51,12 @@ describe('UI security', () => {
     expect((await browser.get(signedIn.headers.location as string)).statusCode).toBe(200);
   });
 
-  it('rotates the session cookie on sign-in, and the old session is gone', async () => {
+  it('starts a new session id on sign-in, never one the visitor brought (no session fixation)', async () => {
     const browser = new InjectBrowser(h.app);
     await browser.get('/app/sign-in');
-    const anonymous = browser.cookie;
-    expect(anonymous).toBeTruthy();
+    expect(browser.cookie).toBeUndefined();
+    const anonymous = 'x'.repeat(43);
+    browser.cookie = anonymous;
     const response = await browser.signIn(alice.email);
     expect(response.statusCode).toBe(303);
     const signedIn = browser.cookie;
@@ -66,7 +67,7 @@ describe('UI security', () => {
     expect(String(cookie.sameSite).toLowerCase()).toBe('lax');
     expect((await browser.get('/app')).statusCode).toBe(200);
 
-    // The pre-sign-in session id no longer signs anyone in.
+    // The cookie brought before sign-in signs nobody in.
     const stale = new InjectBrowser(h.app);
     stale.cookie = anonymous;
     const again = await stale.get('/app');
