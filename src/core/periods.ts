@@ -13,6 +13,13 @@ export interface PeriodRequest {
 }
 
 const monthPattern = /^(\d{4})-(\d{2})$/;
+const dayShape = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Why a `YYYY-MM-DD` value is not a day: the wrong shape, or a date the calendar does not have. */
+export function dayProblem(value: string): string | undefined {
+  if (parseDay(value)) return undefined;
+  return dayShape.test(value) ? `The date ${value} does not exist.` : 'Must be a date YYYY-MM-DD.';
+}
 
 function monthRange(year: number, monthIndex: number): DayRange {
   const first = new Date(Date.UTC(year, monthIndex, 1));
@@ -52,8 +59,14 @@ export function resolvePeriod(request: PeriodRequest, now: Date): DayRange {
   if (period !== undefined) {
     const range = periodRange(period, now);
     if (!range) {
+      // The right shape naming no real month or day says so rather than repeat the formats.
+      const missing = dayShape.test(period) ? 'date' : monthPattern.test(period) ? 'month' : undefined;
       throw validationFailed({
-        period: ['Must be this_month, last_month, last_30_days, a month YYYY-MM or a day YYYY-MM-DD.'],
+        period: [
+          missing
+            ? `The ${missing} ${period} does not exist.`
+            : 'Must be this_month, last_month, last_30_days, a month YYYY-MM or a day YYYY-MM-DD.',
+        ],
       });
     }
     return range;
@@ -69,8 +82,10 @@ export function resolvePeriod(request: PeriodRequest, now: Date): DayRange {
 /** Validates an inclusive `from`..`to` pair: real days, `from` not after `to`. */
 export function checkedDayRange(from: string, to: string): DayRange {
   const fields: Record<string, string[]> = {};
-  if (!parseDay(from)) fields.from = ['Must be a date YYYY-MM-DD.'];
-  if (!parseDay(to)) fields.to = ['Must be a date YYYY-MM-DD.'];
+  const fromProblem = dayProblem(from);
+  const toProblem = dayProblem(to);
+  if (fromProblem) fields.from = [fromProblem];
+  if (toProblem) fields.to = [toProblem];
   if (Object.keys(fields).length === 0 && from > to) fields.from = ['Must not be after to.'];
   if (Object.keys(fields).length > 0) throw validationFailed(fields);
   return { from, to };

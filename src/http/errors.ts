@@ -5,14 +5,30 @@ import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorBody, notFound, validationFailed } from '../core/errors.js';
 
-/** Collects zod issues as `field path → messages`, the `fields` of validation_failed. */
-export function fieldsOf(issues: { path: readonly PropertyKey[]; message: string }[], prefix: string[] = []) {
+/** A zod issue as much as `fieldsOf` needs of it (zod's own, or as fastify-type-provider-zod passes it on). */
+interface FieldIssue {
+  path: readonly PropertyKey[];
+  message: string;
+  code?: string;
+  keys?: readonly string[];
+}
+
+/**
+ * Collects zod issues as `field path → messages`, the `fields` of validation_failed. A field the
+ * request does not take is named as a field of its own; a problem of the request as a whole is
+ * `(request)`, a name no field can clash with.
+ */
+export function fieldsOf(issues: readonly FieldIssue[], prefix: string[] = []) {
   const fields: Record<string, string[]> = {};
-  for (const issue of issues) {
-    const key = [...prefix, ...issue.path.map(String)].join('.') || '(body)';
+  const add = (path: readonly PropertyKey[], message: string) => {
+    const key = [...prefix, ...path.map(String)].join('.') || '(request)';
     // One message once: a value can fail two checks with the same message (a huge `per_page`).
     const messages = (fields[key] ??= []);
-    if (!messages.includes(issue.message)) messages.push(issue.message);
+    if (!messages.includes(message)) messages.push(message);
+  };
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys' && issue.keys) for (const key of issue.keys) add([...issue.path, key], 'This request does not take this field.');
+    else add(issue.path, issue.message);
   }
   return fields;
 }
@@ -26,7 +42,9 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
     if (fastifyError.validationContext === 'params') return notFound(request.url.includes('/sites/') ? 'site' : 'article');
     const issues = fastifyError.validation.map((v) => ({
       path: v.instancePath.split('/').filter(Boolean),
-      message: v.message ?? 'Invalid value.',
+      message: v.message ?? 'This value is not accepted.',
+      code: v.keyword,
+      keys: (v.params as { keys?: string[] }).keys,
     }));
     return validationFailed(fieldsOf(issues));
   }
@@ -36,13 +54,13 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       return new AppError('invalid_json', 'The request body is not valid JSON.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is too large.');
+      return tooLarge(request);
     // Too many files or fields is not a size problem: the form breaks the one-image rule.
     case 'FST_FILES_LIMIT':
       return validationFailed({ image: ['Send one file, in the field image.'] });
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return validationFailed({ '(body)': ['Too many form fields.'] });
+      return validationFailed({ '(request)': ['Too many form fields.'] });
     case 'FST_PROTO_VIOLATION':
     case 'FST_MP_PREMATURE_CLOSE':
       return new AppError('invalid_json', 'The request body is not valid multipart/form-data.');
@@ -59,6 +77,14 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   const status = fastifyError.statusCode ?? (error as { status?: unknown }).status;
   if (typeof status === 'number' && status >= 400 && status < 500) return clientErrorOf(status, fastifyError.code);
   return new AppError('internal_error', 'Something went wrong on our side; the request id is in the logs.');
+}
+
+/** A body over the route's limit, with the limit stated (the multipart limit is also the file limit). */
+function tooLarge(request: FastifyRequest): AppError {
+  const limit = request.routeOptions.bodyLimit;
+  if (limit === undefined) return new AppError('payload_too_large', 'The request body is too large.');
+  const kind = /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '') ? 'Multipart' : 'Request';
+  return new AppError('payload_too_large', `${kind} bodies may be at most ${limit} bytes (${+(limit / 1048576).toFixed(1)} MiB).`);
 }
 
 /** The catalogue's error for an HTTP client error raised by a plugin rather than by our code. */

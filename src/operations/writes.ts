@@ -107,14 +107,17 @@ export const editArticle = defineOperation({
   scope: 'write',
   handler: async ({ article_id, dry_run, ...input }, ctx) => {
     if (input.title === undefined && input.meta_description === undefined && input.replacements === undefined) {
-      throw validationFailed({ '(body)': ['Give at least one of title, meta_description, replacements.'] });
+      throw validationFailed({ '(request)': ['Give at least one of title, meta_description, replacements (each alone or together).'] });
     }
     return toWriteBody(await ctx.services.articleWrites.edit(ctx.actor, article_id, input, writeOptions(ctx, dry_run)), dry_run === 'true');
   },
 });
 
 const imageUrl = z
-  .url({ protocol: /^https?$/ })
+  .url({
+    protocol: /^https?$/,
+    error: (issue) => (issue.code === 'invalid_format' ? 'Only absolute http/https URLs are accepted, such as https://images.example.com/cover.jpg.' : undefined),
+  })
   // Stored as sent: no white space or control characters (U+0000 cannot even be stored in PostgreSQL).
   .refine((value) => !/[\u0000-\u0020\u007f]/.test(value), 'Must not contain spaces or control characters.')
   .describe('Absolute http(s) URL of the image; stored, never fetched.')
@@ -148,6 +151,9 @@ export const replaceFeaturedImage = defineOperation({
   },
 });
 
+const acceptedEdits =
+  'Send either body (the whole new HTML, optionally with title) or any of title, meta_description and replacements (small edits); reason and dry_run go with either.';
+
 /** MCP: one tool for both kinds of edit — a whole body (PUT rules) or small edits (PATCH rules). */
 export const updateArticleTool = defineTool({
   name: 'update_article',
@@ -170,11 +176,11 @@ export const updateArticleTool = defineTool({
     const { meta_description, replacements: edits } = rest;
     const dryRun = dry_run === true ? 'true' : undefined;
     if (body === undefined && rest.title === undefined && meta_description === undefined && edits === undefined) {
-      throw validationFailed({ '(arguments)': ['Give body (full replace), or any of title, meta_description, replacements.'] });
+      throw validationFailed({ '(arguments)': [acceptedEdits] });
     }
     if (body === undefined) return runOperation(editArticle, { ...rest, dry_run: dryRun }, ctx);
     if (meta_description !== undefined || edits !== undefined) {
-      throw validationFailed({ body: ['Send body alone (full replace) or meta_description/replacements (small edits), not both.'] });
+      throw validationFailed({ body: [`Not with meta_description or replacements. ${acceptedEdits}`] });
     }
     return runOperation(updateArticle, { ...rest, body, dry_run: dryRun }, ctx);
   },

@@ -59,7 +59,7 @@ describe('fuzz findings, pinned', () => {
     ] as const) {
       const response = await inject(method, url, headers, JSON.stringify(payload));
       expect(response.statusCode, method).toBe(422);
-      expect(response.json().fields['(body)'].join(' '), method).toMatch(method === 'PUT' ? /word_count/ : /body/);
+      expect(response.json().fields[method === 'PUT' ? 'word_count' : 'body'], method).toEqual(['This request does not take this field.']);
     }
     const after = await inject('GET', url, { authorization: `Bearer ${customer.key}` });
     expect(after.json().data).toMatchObject({ title: 'Kept', body: '<p>Kept.</p>' });

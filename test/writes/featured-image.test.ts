@@ -204,7 +204,7 @@ describe('replaceFeaturedImage with an upload', () => {
       ['two images', [{ name: 'image', file: png, filename: 'a.png' }, { name: 'image', file: png, filename: 'b.png' }], 'image'],
       ['two urls', [{ name: 'url', value: 'https://x.example/a.jpg' }, { name: 'url', value: 'https://x.example/b.jpg' }], 'url'],
       ['file in another field', [{ name: 'photo', file: png, filename: 'a.png' }], 'photo'],
-      ['unknown field', [{ name: 'url', value: 'https://x.example/a.jpg' }, { name: 'title', value: 'x' }], '(body)'],
+      ['unknown field', [{ name: 'url', value: 'https://x.example/a.jpg' }, { name: 'title', value: 'x' }], 'title'],
       ['bad url', [{ name: 'url', value: 'javascript:alert(1)' }], 'url'],
     ];
     for (const [name, parts, field] of cases) {

@@ -256,7 +256,7 @@ describe('editArticle (PATCH)', () => {
       const res = await patch(h, a.articleId, a.customer.key, payload);
       expect(res.status).toBe(422);
       expect(res.body.error).toBe('validation_failed');
-      expect(Object.keys(res.body.fields)).toEqual(['(body)']);
+      expect(Object.keys(res.body.fields)).toEqual(['(request)']);
     }
     await expectUnchanged(h, a, before);
   });
