@@ -29,7 +29,7 @@ export interface AgentInterfaceOptions {
 
 /** Headers a browser-based client needs to send to, and read from, the MCP and OAuth endpoints. */
 const allowedHeaders = ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name'];
-const exposedHeaders = ['WWW-Authenticate', 'Mcp-Protocol-Version', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
+const exposedHeaders = ['WWW-Authenticate', 'Mcp-Protocol-Version', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
 
 const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
 

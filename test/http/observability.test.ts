@@ -184,6 +184,18 @@ describe('X-Request-Id', () => {
     expect((await harness.app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': longest } })).headers['x-request-id']).toBe(longest);
     expect((await harness.app.inject({ method: 'GET', url: '/app/sign-in' })).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it('is readable by browser-based MCP clients (CORS exposes it)', async () => {
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { origin: 'http://localhost:6274', 'content-type': 'application/json' },
+      payload: {},
+    });
+    expect(response.statusCode).toBe(401);
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(String(response.headers['access-control-expose-headers']).toLowerCase().split(/,\s*/)).toContain('x-request-id');
+  });
 });
 
 describe('load shedding', () => {
