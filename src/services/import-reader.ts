@@ -145,7 +145,7 @@ class ImportTokens {
  * read, so the reader holds one chunk and one article or backlink at a time. Throws
  * `NotJsonError` when the text is not one JSON value.
  */
-export async function* importEvents(source: AsyncIterable<Buffer | string> | Iterable<string>): AsyncGenerator<ImportEvent[]> {
+export async function* importEvents(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): AsyncGenerator<ImportEvent[]> {
   // A stream-chain stage is flushed by calling it with `none`; its type names only the text it takes.
   const tokenize = jsonParser({ streamValues: false }) as (text: string | typeof none) => ReturnType<ReturnType<typeof jsonParser>>;
   const decoder = new StringDecoder('utf8');

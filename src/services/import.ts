@@ -399,7 +399,7 @@ export class ImportService {
    * written in batches as the file is read, and the first problem (in file order) undoes them
    * all. Memory holds one batch, not the file.
    */
-  async importFrom(source: AsyncIterable<Buffer | string> | Iterable<string>, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
+  async importFrom(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
     try {
       return await this.db.transaction().execute(async (trx) => {
         const writer = new ImportWriter(trx, this.clock, onProgress);
