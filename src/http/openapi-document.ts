@@ -12,6 +12,11 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 /** The headers a response may carry, each described once and referenced. */
 export const responseHeaders = {
+  'X-Request-Id': {
+    description:
+      'The id of this request, also in the log lines and the activity record: a sane incoming `X-Request-Id` (1 to 64 of `A-Z a-z 0-9 . _ -`) is kept, else a new UUID.',
+    schema: { type: 'string', example: '6f1c2a9e-3b7d-4e0a-9c51-2d8f7a4b1e03' },
+  },
   ETag: {
     description:
       'Strong validator of the article’s stored state. Send it as `If-Match` on a write (stale: 412), or as `If-None-Match` on GET (unchanged: 304).',
@@ -113,9 +118,10 @@ export function describeResponses(document: Json): Json {
 }
 
 /**
- * The headers each response carries: the rate-limit headers on every answer to an authenticated
- * request that got past authentication (a 503 is shed before it), `Retry-After` on 429 and 503,
- * and `ETag` on the answers of operations that send one (marked `x-etag` by the REST routes).
+ * The headers each response carries: `X-Request-Id` on all; the rate-limit headers on every
+ * answer to an authenticated request that got past authentication (a 503 is shed before it);
+ * `Retry-After` on 429 and 503; `ETag` on the answers of operations that send one (marked
+ * `x-etag` by the REST routes).
  */
 export function documentHeaders(document: Json): Json {
   const paths = document.paths as Record<string, Record<string, Operation>>;
@@ -127,12 +133,13 @@ export function documentHeaders(document: Json): Json {
       delete operation['x-etag'];
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const names = [
+          'X-Request-Id',
           ...(sendsETag && (status === '200' || status === '304') ? ['ETag'] : []),
           ...(authenticated && status !== '401' && status !== '503' ? limitHeaders : []),
           ...(status === '429' || status === '503' ? ['Retry-After'] : []),
         ];
         for (const name of names) used.add(name);
-        if (names.length > 0) response.headers = Object.fromEntries(names.map((name) => [name, headerRef(name)]));
+        response.headers = Object.fromEntries(names.map((name) => [name, headerRef(name)]));
       }
     }
   }

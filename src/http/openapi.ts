@@ -77,6 +77,23 @@ export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings
   });
 });
 
+/**
+ * The reference's Content-Security-Policy: everything from the service itself. The one inline
+ * style swagger-ui's bundle inserts at start is allowed by its hash (a new swagger-ui version may
+ * change it: the /docs browser test then reports the blocked style).
+ */
+const docsCSP = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "font-src 'self' data:",
+  "frame-ancestors 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+].join('; ');
+
 /** getOpenApi, and the interactive reference at /docs, served from the service's own assets. */
 export async function openApiRoutes(app: FastifyInstance) {
   app.get(
@@ -110,7 +127,7 @@ export async function openApiRoutes(app: FastifyInstance) {
       css: [{ filename: 'anchorage.css', content: asset('docs.css').toString('utf8') }],
     },
     uiConfig: { docExpansion: 'list', deepLinking: true },
-    staticCSP: true,
+    staticCSP: docsCSP,
     transformSpecificationClone: true,
   });
 }

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
-import { apiGet, articleFields, articleWithBodyFields, backlinkFields, siteFields, statsFields } from '../helpers/fixtures.js';
+import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { apiGet, articleFields, articleWithBodyFields, backlinkFields, seedSite, siteFields, statsFields } from '../helpers/fixtures.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let h: Harness;
@@ -227,6 +227,7 @@ describe('one component per shape, tags, headers, descriptions', () => {
         const where = `${method} ${path} ${status}`;
         if (authenticated && status !== '401' && status !== '503') expect(names, where).toEqual(expect.arrayContaining(limitHeaders));
         else expect(names.filter((name) => limitHeaders.includes(name)), where).toEqual([]);
+        expect(names[0], where).toBe('X-Request-Id');
         if (status === '429' || status === '503') expect(names, where).toContain('Retry-After');
         else expect(names, where).not.toContain('Retry-After');
         for (const name of names) expect(response.headers[name], where).toEqual({ $ref: `#/components/headers/${name}` });
@@ -256,6 +257,42 @@ describe('one component per shape, tags, headers, descriptions', () => {
     expect(param(operation('getArticle'), 'if-none-match')).toMatchObject({ in: 'header', required: false, schema: { type: 'string' } });
     for (const op of writes) expect(op.responses['304'], op.operationId).toBeUndefined();
     expect(JSON.stringify(doc).includes('x-etag')).toBe(false);
+  });
+});
+
+describe('the documented headers are the ones sent', () => {
+  /** The header names the document lists for this operation and status, lower-cased as Node gives them. */
+  const documented = (method: string, path: string, status: number): string[] =>
+    Object.keys(doc.paths[path][method].responses[String(status)].headers).map((name) => name.toLowerCase());
+
+  const expectSent = (method: string, path: string, response: { statusCode: number; headers: Record<string, unknown> }) => {
+    const names = documented(method, path, response.statusCode);
+    expect(names.length, `${method} ${path} ${response.statusCode}`).toBeGreaterThan(0);
+    for (const name of names) expect(response.headers[name], `${method} ${path} ${response.statusCode} ${name}`).toBeDefined();
+  };
+
+  it('on GET article (200, 304, 404, 401), PATCH (200), a 429 and getOpenApi', async () => {
+    const customer = await createCustomer(h.services);
+    const {
+      articleIds: [id],
+    } = await seedSite(h.services, customer.email, { articles: [{ status: 'published', title: 'T', body: '<p>Words here.</p>' }] });
+    const auth = { authorization: `Bearer ${customer.key}` };
+    const article = '/api/v1/articles/{id}';
+    const ok = await h.app.inject({ url: `/api/v1/articles/${id}`, headers: auth });
+    expectSent('get', article, ok);
+    expectSent('get', article, await h.app.inject({ url: `/api/v1/articles/${id}`, headers: { ...auth, 'if-none-match': String(ok.headers.etag) } }));
+    expectSent('get', article, await h.app.inject({ url: `/api/v1/articles/${id! + 1_000_000}`, headers: auth }));
+    expectSent('get', article, await h.app.inject({ url: `/api/v1/articles/${id}` }));
+    const patched = await h.app.inject({ method: 'PATCH', url: `/api/v1/articles/${id}`, headers: auth, payload: { title: 'New' } });
+    expectSent('patch', article, patched);
+    expect(String(patched.headers['ratelimit-policy'])).toContain('"edits";q=200;w=86400');
+    expectSent('get', '/api/v1/openapi.json', await h.app.inject({ url: '/api/v1/openapi.json' }));
+    let refused;
+    for (let i = 0; i < 70 && refused === undefined; i++) {
+      const res = await h.app.inject({ url: '/api/v1/sites', headers: auth });
+      if (res.statusCode === 429) refused = res;
+    }
+    expectSent('get', '/api/v1/sites', refused!);
   });
 });
 
