@@ -10,7 +10,7 @@ import { sendError } from './errors.js';
 
 const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Refusals for a limit (request limits, sign-in-free guessing, the daily edit allowance). */
+/** Refusals for a limit: requests per minute (per credential, or per address without one), the daily edit allowance. */
 const limitErrors = new Set(['rate_limited', 'edit_limit_exceeded']);
 
 /**
