@@ -1,0 +1,131 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type Db } from '../../src/db/connect.js';
+import { testDatabaseUrl } from '../helpers/harness.js';
+
+const bin = join(import.meta.dirname, '../../bin/anchorage');
+const main = join(import.meta.dirname, '../../dist/main.js');
+
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+let db: Db;
+let dropSchema: (() => Promise<void>) | undefined;
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const iso = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Rows past their time in every table housekeeping looks at, and one current activity record. */
+async function expiredRows(accountId: number, userId: number): Promise<void> {
+  await db.kysely
+    .insertInto('sessions')
+    .values({ id_hash: randomBytes(8).toString('hex'), user_id: userId, csrf_token: 'x', created_at: iso(-8), expires_at: iso(-1), flash: null })
+    .execute();
+  await db.kysely
+    .insertInto('idempotency_keys')
+    .values({ account_id: accountId, key: randomBytes(8).toString('hex'), fingerprint: 'f', state: 'done', response: '{}', created_at: iso(-2) })
+    .execute();
+  await db.kysely
+    .insertInto('activity_log')
+    .values([iso(-401), iso(0)].map((created_at) => ({ created_at, channel: 'api' as const, status: 200, duration_ms: 1 })))
+    .execute();
+}
+
+async function count(table: 'sessions' | 'idempotency_keys' | 'activity_log'): Promise<number> {
+  const row = await db.kysely
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function oldActivity(): Promise<number> {
+  const row = await db.kysely
+    .selectFrom('activity_log')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('created_at', '<', iso(-400))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+let owner: { user_id: number; account_id: number };
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'anchorage-cli-housekeeping-'));
+  env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test', DEMO_DATA: 'off' };
+  if (testDatabaseUrl) {
+    const schema = `clih_${randomBytes(5).toString('hex')}`;
+    const admin = async (query: string) => {
+      const client = new pg.Client({ connectionString: testDatabaseUrl });
+      await client.connect();
+      await client.query(query);
+      await client.end();
+    };
+    await admin(`create schema ${schema}`);
+    const url = new URL(testDatabaseUrl);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    env.DATABASE_URL = url.toString();
+    dropSchema = () => admin(`drop schema ${schema} cascade`);
+  }
+  const created = await cli(['user', 'create', '--email', 'housekeeping@cli.test', '--password', 'long enough password']);
+  expect(created.code, created.stderr).toBe(0);
+  owner = JSON.parse(created.stdout);
+  db = connect(env.DATABASE_URL, dataDir);
+});
+
+afterAll(async () => {
+  await db?.kysely.destroy();
+  await dropSchema?.();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('anchorage housekeeping', () => {
+  it('deletes what is past its time and prints the counts as JSON', { timeout: 120_000 }, async () => {
+    await expiredRows(owner.account_id, owner.user_id);
+    const result = await cli(['housekeeping']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ sessions: 1, idempotency_keys: 1, oauth_codes: 0, oauth_tokens: 0, activity_log: 1 });
+    expect(await oldActivity()).toBe(0);
+    expect(await count('activity_log')).toBe(1);
+    const again = await cli(['housekeeping']);
+    expect(JSON.parse(again.stdout)).toEqual({ sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0 });
+  });
+
+  it('runs on its own in a serving node, at start and then every HOUSEKEEPING_INTERVAL_MS', { timeout: 120_000 }, async () => {
+    await expiredRows(owner.account_id, owner.user_id);
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const server = spawn(process.execPath, [main], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', HOUSEKEEPING_INTERVAL_MS: '500' } });
+    try {
+      const emptied = async () => (await count('sessions')) === 0 && (await count('idempotency_keys')) === 0 && (await oldActivity()) === 0;
+      for (let i = 0; i < 300 && !(await emptied()); i++) await sleep(200);
+      expect(await emptied()).toBe(true);
+      await expiredRows(owner.account_id, owner.user_id);
+      for (let i = 0; i < 100 && !(await emptied()); i++) await sleep(200);
+      expect(await emptied()).toBe(true);
+      // The current records stay.
+      expect(await count('activity_log')).toBe(3);
+    } finally {
+      const exited = new Promise((resolve) => server.on('exit', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
