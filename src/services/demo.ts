@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/time.js';
 import type { Database } from '../db/schema.js';
-import { demoDataSet } from './demo-data.js';
+import { demoDataSet } from '../demo/data.js';
 import type { ImportService } from './import.js';
 import type { KeysService } from './keys.js';
 import type { UsersService } from './users.js';
@@ -20,6 +20,7 @@ export class DemoService {
     private readonly users: UsersService,
     private readonly keys: KeysService,
     private readonly importer: ImportService,
+    private readonly publicUrl: string,
   ) {}
 
   async isDatabaseEmpty(): Promise<boolean> {
@@ -28,7 +29,7 @@ export class DemoService {
   }
 
   async load(): Promise<DemoCredentials> {
-    const { users, file } = demoDataSet(this.clock.now());
+    const { users, file } = demoDataSet(this.clock.now(), this.publicUrl);
     const ids = new Map<string, number>();
     for (const user of users) {
       const created = await this.users.create({ ...user });

@@ -74,7 +74,7 @@ export function createServices(deps: ServiceDeps) {
     users,
     keys,
     importer,
-    demo: new DemoService(kysely, clock, users, keys, importer),
+    demo: new DemoService(kysely, clock, users, keys, importer, deps.publicUrl),
     activity,
     revisions,
     media,

@@ -1,9 +1,9 @@
 import { Parser } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
-import { demoDataSet, type ImportArticle, type ImportSite } from '../../src/services/demo-data.js';
+import { demoDataSet, type ImportArticle, type ImportSite } from '../../src/demo/data.js';
 
 const now = new Date('2026-10-14T10:23:45.678Z');
-const data = demoDataSet(now);
+const data = demoDataSet(now, 'http://localhost:3000');
 const sites = data.file.sites;
 const articles = sites.flatMap((s) => s.articles);
 const backlinks = sites.flatMap((s) => s.backlinks);
@@ -138,7 +138,7 @@ describe('demo data set', () => {
   });
 
   it('is deterministic for the same now', () => {
-    expect(JSON.stringify(demoDataSet(new Date(now.getTime())))).toBe(JSON.stringify(data));
+    expect(JSON.stringify(demoDataSet(new Date(now.getTime()), 'http://localhost:3000'))).toBe(JSON.stringify(data));
   });
 
   it('dates every article and backlink correctly', () => {
@@ -147,7 +147,7 @@ describe('demo data set', () => {
 
   it('keeps its dates valid at the first second of a month', () => {
     const edge = new Date('2027-01-01T00:00:00Z');
-    for (const site of demoDataSet(edge).file.sites) checkDates(site, edge);
+    for (const site of demoDataSet(edge, 'http://localhost:3000').file.sites) checkDates(site, edge);
   });
 
   it('mixes article statuses, mostly published', () => {
@@ -167,7 +167,7 @@ describe('demo data set', () => {
         expect(article.target_keyword.length).toBeGreaterThan(0);
         expect(article.meta_description.length).toBeGreaterThan(0);
         expect([...article.meta_description].length).toBeLessThanOrEqual(160);
-        if (article.featured_image_url !== null) expect(article.featured_image_url).toMatch(/^https:\/\/images\.example\.com\//);
+        if (article.featured_image_url !== null) expect(article.featured_image_url).toMatch(/^http:\/\/localhost:3000\/assets\/demo\/[a-z]+-[12]\.webp$/);
       }
     }
     expect(new Set(articles.map((a) => a.title)).size).toBeGreaterThan(articles.length / 2);
@@ -183,7 +183,7 @@ describe('demo data set', () => {
       expect(parsed.tags).toContain('p');
       expect(parsed.images.length).toBeGreaterThanOrEqual(1);
       for (const image of parsed.images) {
-        expect(image.src).toMatch(/^https:\/\/images\.example\.com\//);
+        expect(image.src).toMatch(/^http:\/\/localhost:3000\/assets\/demo\/[a-z]+-[12]\.webp$/);
         expect(image.alt?.length).toBeGreaterThan(0);
       }
     }

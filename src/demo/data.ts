@@ -1231,6 +1231,7 @@ const demoUsers: readonly DemoUser[] = [
   { email: 'james@hartleycrane.test', password: 'hartleycrane-demo-2026', account: 'Hartley & Crane LLP', staff: false },
   { email: 'jack@matesplumbing.test', password: 'matesplumbing-demo-2026', account: 'Mates Plumbing & Gas Pty Ltd', staff: false },
   { email: 'aoife@harbourphysio.test', password: 'harbourphysio-demo-2026', account: 'Harbour Physiotherapy Ltd', staff: false },
+  { email: 'nina@partnernetwork.test', password: 'partnernetwork-demo-2026', account: 'Partner Network Media', staff: false },
   { email: 'staff@anchorage.test', password: 'staff-password-2026', account: 'Anchorage staff', staff: true },
 ];
 
@@ -1406,6 +1407,63 @@ const siteSpecs: readonly SiteSpec[] = [
     articles: 45,
     externalBacklinks: 140,
   },
+  // Partner sites: every site has a neighbour of its own industry or area to link with.
+  {
+    owner: 'nina@partnernetwork.test',
+    name: 'Freiburger Brotzeit',
+    brands: ['Brotzeit Freiburg'],
+    websiteUrl: 'https://www.freiburger-brotzeit.example',
+    language: 'de',
+    country: 'DE',
+    scope: 'local',
+    industry: 'Bakery',
+    bank: 'bakery',
+    city: 'Freiburg',
+    articles: 14,
+    externalBacklinks: 30,
+  },
+  {
+    owner: 'nina@partnernetwork.test',
+    name: 'Tallybook',
+    brands: ['Tallybook App'],
+    websiteUrl: 'https://www.tallybook.example',
+    language: 'en',
+    country: 'US',
+    scope: 'national',
+    industry: 'Software (SaaS)',
+    bank: 'saas',
+    city: 'Chicago',
+    articles: 14,
+    externalBacklinks: 30,
+  },
+  {
+    owner: 'nina@partnernetwork.test',
+    name: 'Hostal Brisa de Valencia',
+    brands: ['Hostal Brisa'],
+    websiteUrl: 'https://www.hostalbrisa.example',
+    language: 'es',
+    country: 'ES',
+    scope: 'local',
+    industry: 'Hotel',
+    bank: 'hotel',
+    city: 'Valencia',
+    articles: 14,
+    externalBacklinks: 30,
+  },
+  {
+    owner: 'nina@partnernetwork.test',
+    name: 'Cork Sports Physio',
+    brands: ['Cork Sports Physiotherapy'],
+    websiteUrl: 'https://www.corksportsphysio.example',
+    language: 'en',
+    country: 'IE',
+    scope: 'local',
+    industry: 'Physiotherapy',
+    bank: 'physio',
+    city: 'Cork',
+    articles: 14,
+    externalBacklinks: 30,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -1460,6 +1518,8 @@ interface SitePlan {
   host: string;
   key: string;
   articles: ArticlePlan[];
+  /** The trade's two demo images, served by the service under /assets/demo/: featured, then in the body. */
+  images: readonly [string, string];
   /** The published articles, oldest first. */
   live: ArticlePlan[];
 }
@@ -1470,6 +1530,8 @@ function subjectVars(spec: SiteSpec, subject: string): Record<string, string> {
 
 const usesCity = (template: string): boolean => template.includes('{city}');
 const localScope = (scope: Scope): boolean => scope === 'local' || scope === 'regional';
+/** Two local businesses of one country: a link between them is local, whatever their trades. */
+const sameArea = (a: SiteSpec, b: SiteSpec): boolean => a.country === b.country && localScope(a.scope) && localScope(b.scope);
 
 type PlannedTitle = Omit<ArticlePlan, 'status' | 'published' | 'url'>;
 
@@ -1502,7 +1564,7 @@ function plannedTitles(rng: Random, spec: SiteSpec, kit: LanguageKit, bank: Indu
   return chosen;
 }
 
-function planSite(spec: SiteSpec, timeline: Timeline): SitePlan {
+function planSite(spec: SiteSpec, timeline: Timeline, publicUrl: string): SitePlan {
   const rng = new Random(seedOf(spec.websiteUrl));
   const kit = kits[spec.language];
   const bank = banks[spec.bank];
@@ -1535,7 +1597,8 @@ function planSite(spec: SiteSpec, timeline: Timeline): SitePlan {
   // Chronological, unpublished drafts last; slugs break ties without depending on a locale.
   articles.sort((a, b) => byKey(a.published ?? Infinity, b.published ?? Infinity) || byKey(a.slug, b.slug));
   const live = articles.filter((a) => a.status === 'published');
-  return { spec, kit, bank, host: hostOf(spec.websiteUrl), key: slugify(spec.name), articles, live };
+  const images = [1, 2].map((n) => `${publicUrl}/assets/demo/${spec.bank}-${n}.webp`) as [string, string];
+  return { spec, kit, bank, host: hostOf(spec.websiteUrl), key: slugify(spec.name), articles, images, live };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1616,12 +1679,13 @@ function linkSentence(template: string, anchorHtml: string): string {
   return `${escapeText(before)}${anchorHtml}${escapeText(after)}`;
 }
 
+/** Sites an article links to: of the same trade, or neighbours in the same area (a backlink's source must fit its target). */
 function pickTargets(rng: Random, site: SitePlan, sites: readonly SitePlan[], count: number): SitePlan[] {
   const pool = sites
-    .filter((s) => s !== site)
-    .map((s): readonly [SitePlan, number] => [s, s.spec.bank === site.spec.bank ? 4 : s.spec.language === site.spec.language ? 2 : 1]);
+    .filter((s) => s !== site && (s.spec.bank === site.spec.bank || sameArea(s.spec, site.spec)))
+    .map((s): readonly [SitePlan, number] => [s, s.spec.bank === site.spec.bank ? 4 : 2]);
   const chosen: SitePlan[] = [];
-  while (chosen.length < count) {
+  while (chosen.length < Math.min(count, pool.length)) {
     const remaining = pool.filter(([s]) => !chosen.includes(s));
     chosen.push(rng.weighted(remaining));
   }
@@ -1646,9 +1710,9 @@ function writeBody(site: SitePlan, article: ArticlePlan, sites: readonly SitePla
   };
 
   blocks.push({ kind: 'p', sentences: [text(rng.pick(kit.intros)), say(), say()] });
-  const src = `https://images.example.com/${site.key}/${article.slug}-1.jpg`;
+  const src = site.images[1];
   const alt = escapeAttr(fill(rng.pick(bank.imageAlts), vars));
-  const image = `<img src="${src}" alt="${alt}" width="1200" height="800" loading="lazy" />`;
+  const image = `<img src="${src}" alt="${alt}" width="960" height="540" loading="lazy" />`;
   html(rng.chance(0.65) ? `<figure>${image}<figcaption>${text(rng.pick(kit.figcaptions))}</figcaption></figure>` : `<p>${image}</p>`);
 
   let tableLeft = rng.chance(0.45);
@@ -1742,7 +1806,7 @@ function toImportArticle(site: SitePlan, article: ArticlePlan, body: string): Im
     published_at: article.published === null ? null : toTimestamp(new Date(article.published)),
     target_keyword: article.keyword,
     meta_description: clampMeta(fill(rng.pick(site.kit.metas), subjectVars(site.spec, article.subject))),
-    featured_image_url: withImage ? `https://images.example.com/${site.key}/${article.slug}.jpg` : null,
+    featured_image_url: withImage ? site.images[0] : null,
     body,
   };
 }
@@ -1772,7 +1836,6 @@ function networkBacklink(network: NetworkLink, now: number): DatedBacklink {
   const delay = rng.int(0, 72 * 3600) * 1000;
   const at = published + delay <= now ? published + delay : floorSecond(published + rng.next() * (now - published));
   const { source, target } = network;
-  const sameArea = source.spec.country === target.spec.country && localScope(source.spec.scope) && localScope(target.spec.scope);
   const status = network.article.status === 'archived' ? 'lost' : statusAt(rng, at, now);
   return {
     at,
@@ -1784,7 +1847,7 @@ function networkBacklink(network: NetworkLink, now: number): DatedBacklink {
       anchor_text: network.anchor,
       anchor_type: network.type,
       status,
-      category: sameArea ? 'local' : 'industry',
+      category: sameArea(source.spec, target.spec) ? 'local' : 'industry',
     },
   };
 }
@@ -1848,10 +1911,13 @@ function externalBacklinks(site: SitePlan, timeline: Timeline): DatedBacklink[] 
 
 // ---------------------------------------------------------------------------------------------
 
-/** The demo users and the import file of their sites, articles and backlinks, dated relative to `now`. */
-export function demoDataSet(now: Date): { users: DemoUser[]; file: ImportFile } {
+/**
+ * The demo users and the import file of their sites, articles and backlinks, dated relative to
+ * `now`; images are the service's own, under `publicUrl`.
+ */
+export function demoDataSet(now: Date, publicUrl: string): { users: DemoUser[]; file: ImportFile } {
   const timeline = timelineOf(now);
-  const sites = siteSpecs.map((spec) => planSite(spec, timeline));
+  const sites = siteSpecs.map((spec) => planSite(spec, timeline, publicUrl));
   const incoming = new Map<SitePlan, DatedBacklink[]>(sites.map((s) => [s, externalBacklinks(s, timeline)]));
   const articles = new Map<SitePlan, ImportArticle[]>();
   for (const site of sites) {
@@ -1881,4 +1947,22 @@ export function demoDataSet(now: Date): { users: DemoUser[]; file: ImportFile } 
     })),
   };
   return { users: demoUsers.map((u) => ({ ...u })), file };
+}
+
+/**
+ * Where a site's backlinks may come from: industry backlinks from its trade's publications or a
+ * network site of the same trade, local ones from its city's pages or a neighbour in its area.
+ */
+export function fittingSources(websiteUrl: string): { industry: string[]; local: string[] } {
+  const spec = siteSpecs.find((s) => s.websiteUrl === websiteUrl);
+  if (!spec) return { industry: [], local: [] };
+  const others = siteSpecs.filter((s) => s !== spec);
+  const hosts = (list: SiteSpec[]) => list.map((s) => bareHost(hostOf(s.websiteUrl)));
+  return {
+    industry: [...banks[spec.bank].industryDomains, ...hosts(others.filter((s) => s.bank === spec.bank))],
+    local: [
+      ...kits[spec.language].localDomains.map((d) => `${fill(d, { c: slugify(spec.city) })}.example`),
+      ...hosts(others.filter((s) => sameArea(s, spec))),
+    ],
+  };
 }
