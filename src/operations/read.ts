@@ -13,7 +13,7 @@ import {
   siteSchema,
   statsSchema,
 } from './schemas.js';
-import { defineOperation } from './types.js';
+import { defineOperation, type Operation } from './types.js';
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
@@ -144,4 +144,4 @@ export const getStats = defineOperation({
   }),
 });
 
-export const readOperations = [listSites, listArticles, getArticle, listBacklinks, getStats];
+export const readOperations: readonly Operation[] = [listSites, listArticles, getArticle, listBacklinks, getStats];

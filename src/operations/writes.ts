@@ -4,7 +4,7 @@ import type { WriteResult } from '../services/article-writes.js';
 import { toArticle } from '../services/articles.js';
 import { articleId, articleSchema, articleWithBodySchema, single } from './schemas.js';
 import { runOperation } from './run.js';
-import { defineOperation, defineTool, type OperationContext, type OperationResult } from './types.js';
+import { defineOperation, defineTool, type Operation, type OperationContext, type OperationResult } from './types.js';
 
 /** Length limits count Unicode code points, not UTF-16 units. */
 const text = (max: number, description: string) =>
@@ -215,5 +215,5 @@ export const replaceFeaturedImageTool = defineTool({
   },
 });
 
-export const writeOperations = [updateArticle, editArticle, replaceFeaturedImage];
+export const writeOperations: readonly Operation[] = [updateArticle, editArticle, replaceFeaturedImage];
 export const writeTools = [updateArticleTool, replaceFeaturedImageTool];
