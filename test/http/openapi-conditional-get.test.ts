@@ -11,11 +11,10 @@ let articleId: number;
 beforeAll(async () => {
   h = await startHarness();
   customer = await createCustomer(h.services);
-  ({
-    articleIds: [articleId],
-  } = (await seedSite(h.services, customer.email, {
+  const seeded = await seedSite(h.services, customer.email, {
     articles: [{ status: 'published', title: 'Check-ups', body: '<p>See a dentist twice a year.</p>' }],
-  })) as { articleIds: [number] });
+  });
+  articleId = seeded.articleIds[0]!;
 });
 
 beforeEach(async () => {
