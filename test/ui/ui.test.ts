@@ -225,6 +225,8 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
     await expect(page.locator('#guard-status').textContent()).resolves.toContain('All 2 protected links are intact');
     await shot('article');
     await page.getByLabel('Title').fill('Why our bread is always fresh');
+    // The HTML view of the editor (the rich-text view is the default).
+    await page.getByRole('button', { name: 'HTML', exact: true }).click();
     const body = await page.locator('#body').inputValue();
     await page.locator('#body').fill(body.replace('Thank you for shopping local.', 'Thank you for shopping local. See you tomorrow!'));
     await page.getByLabel('Reason for the change').fill('Friendlier ending');
@@ -244,6 +246,7 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
 
   it('refuses an edit that breaks a protected link, and says which', async () => {
     await page.goto(`${base}/app/articles/${articleId}`);
+    await page.getByRole('button', { name: 'HTML', exact: true }).click();
     const body = await page.locator('#body').inputValue();
     await page.locator('#body').fill(body.replace('>dental care guide</a>', '>our guide</a>'));
     // editor.js warns while typing (after a short pause), before the server refuses.

@@ -194,7 +194,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
           ? notice('info', 'Nothing changed, so no revision was recorded.')
           : undefined;
     const view = await articlePage(options, ui, row, { message });
-    return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/images.js'] });
+    return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/rich-editor.js', '/assets/images.js'] });
   });
 
   app.post<{ Params: { id: string }; Body: EditorForm }>('/app/articles/:id', async (request, reply) => {
@@ -214,7 +214,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     };
     const rerender = async (message: SafeHtml, status: number) => {
       const view = await articlePage(options, ui, current, { message, values });
-      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/images.js'] }, status);
+      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/rich-editor.js', '/assets/images.js'] }, status);
     };
 
     const fields: Record<string, string[]> = {};
@@ -254,7 +254,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     if (result.sanitized.length > 0) {
       const saved = await services.articles.visible(ui.actor, articleId);
       const view = await articlePage(options, ui, saved, { message: sanitizedNotice(result.sanitized) });
-      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/images.js'] });
+      return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/rich-editor.js', '/assets/images.js'] });
     }
     return reply.redirect(`/app/articles/${articleId}?saved=${result.changed ? 1 : 0}`, 303);
   });

@@ -1,0 +1,264 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { seedSite } from '../helpers/fixtures.js';
+import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { password } from './browser.js';
+
+/**
+ * The rich-text article editor (issue 12, part 2) in Debian's Chromium: typing, headings, lists
+ * and links; protected links locked (not deleted, edited or unlinked, with a message saying why)
+ * but movable by cut and paste or by dragging; the save through the server's guard; the HTML view.
+ */
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
+
+const backlink = '<a href="https://partner.example/bakery?from=1&amp;to=2" title="Our partner" data-service-protected="backlink">partner <strong>bakery</strong></a>';
+const internal = '<a href="/guides/flour" data-service-protected="internal">flour guide</a>';
+const articleBody = `<h2>Opening</h2><p>Fresh bread every morning from our ${backlink} in town.</p><p>Read our ${internal} for more.</p><p>Last paragraph.</p>`;
+
+describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
+  let h: Harness;
+  let base: string;
+  let context: BrowserContext;
+  let page: Page;
+  let userDataDir: string;
+  let key: string;
+  let email: string;
+  let articleId: number;
+  const problems: string[] = [];
+
+  const stored = async (): Promise<{ body: string; title: string }> => {
+    const response = await fetch(`${base}/api/v1/articles/${articleId}`, { headers: { authorization: `Bearer ${key}` } });
+    return ((await response.json()) as { data: { body: string; title: string } }).data;
+  };
+  const resetBody = async () => {
+    const response = await fetch(`${base}/api/v1/articles/${articleId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ body: articleBody }),
+    });
+    expect(response.status).toBe(200);
+  };
+  const editorArea = () => page.locator('#rich-body');
+  const locked = (text: string) => editorArea().locator('.protected-link', { hasText: text });
+  const message = () => page.locator('#rich-message');
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
+    h = await startHarness({ listen: true });
+    base = h.settings.publicUrl;
+    const customer = await createCustomer(h.services);
+    ({ key, email } = customer);
+    const seeded = await seedSite(h.services, email, {
+      name: 'Corner Bakery',
+      website_url: 'https://bakery.example',
+      articles: [{ status: 'published', title: 'Fresh bread', published_at: '2026-11-03T09:00:00Z', body: articleBody }],
+    });
+    articleId = seeded.articleIds[0]!;
+
+    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: chromiumPath,
+      headless: true,
+      viewport: { width: 1280, height: 1000 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = context.pages()[0] ?? (await context.newPage());
+    // A CSP violation (an injected style, an inline script) is a console error too; a refused
+    // save is a page with a 4xx status, which Chromium reports.
+    page.on('console', (entry) => {
+      if (entry.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(entry.text())) {
+        problems.push(entry.text());
+      }
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${base}/app/sign-in`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/app`);
+  }, 120_000);
+
+  beforeEach(async () => {
+    await resetBody();
+    await page.goto(`${base}/app/articles/${articleId}`);
+    await editorArea().waitFor();
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await h?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the body as rich text, the protected links locked, the HTML textarea one click away', async () => {
+    expect(await page.locator('#body').isHidden()).toBe(true);
+    expect(await locked('partner bakery').count()).toBe(1);
+    expect(await locked('flour guide').count()).toBe(1);
+    expect(await locked('partner bakery').getAttribute('contenteditable')).toBe('false');
+    await expect(editorArea().locator('h2').textContent()).resolves.toBe('Opening');
+    // The bundle is ours, served locally under the CSP.
+    const scripts = await page.locator('script[src]').evaluateAll((nodes) => nodes.map((node) => node.getAttribute('src')));
+    expect(scripts).toContain('/assets/rich-editor.js');
+  });
+
+  it('types a paragraph, a heading, a list and a link; refuses to delete or edit a protected link; moves one; saves', async () => {
+    await editorArea().locator('p', { hasText: 'Last paragraph.' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('A paragraph typed in the editor.');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('New section');
+    await page.getByRole('button', { name: 'Heading 2' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Bulleted list' }).click();
+    await page.keyboard.type('First item');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Second item');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Visit our shop');
+    await page.keyboard.press('Shift+Home');
+    page.once('dialog', (dialog) => void dialog.accept('https://shop.example/'));
+    await page.getByRole('button', { name: 'Link', exact: true }).click();
+
+    // Delete: selected and removed with Delete, or with Backspace right after it.
+    expect(await message().isHidden()).toBe(true);
+    await locked('partner bakery').click();
+    await page.keyboard.press('Delete');
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be deleted: “partner bakery” → https://partner.example/bakery?from=1&to=2');
+    expect(await message().isVisible()).toBe(true);
+    await editorArea().locator('p', { hasText: 'Read our' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('ArrowLeft');
+    for (let i = 0; i < ' for more'.length; i += 1) await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('Backspace');
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be deleted: “flour guide”');
+    // Selecting the whole text and typing over it would delete them too.
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('x');
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be deleted');
+    expect(await locked('partner bakery').count()).toBe(1);
+    expect(await locked('flour guide').count()).toBe(1);
+
+    // Edit or unlink: a double click, the Link and Remove link buttons, typing over it.
+    await locked('flour guide').dblclick();
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be edited or unlinked: “flour guide” → /guides/flour');
+    await locked('partner bakery').click();
+    await page.getByRole('button', { name: 'Remove link' }).click();
+    await expect(message().textContent()).resolves.toContain('cannot be edited or unlinked: “partner bakery”');
+    await page.getByRole('button', { name: 'Link', exact: true }).click();
+    await expect(message().textContent()).resolves.toContain('cannot be edited or unlinked: “partner bakery”');
+    await locked('partner bakery').click();
+    await page.keyboard.type('Z');
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be deleted: “partner bakery”');
+    expect(await locked('partner bakery').textContent()).toBe('partner bakery');
+
+    // Move by cut and paste: the editor waits for the paste and says so.
+    await locked('partner bakery').click();
+    await page.keyboard.press('Control+X');
+    expect(await locked('partner bakery').count()).toBe(0);
+    await expect(message().textContent()).resolves.toContain('Paste the protected link you cut back into the article');
+    await editorArea().locator('p', { hasText: 'Last paragraph.' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.type(' Ask our ');
+    await page.keyboard.press('Control+V');
+    expect(await locked('partner bakery').count()).toBe(1);
+    expect(await message().isHidden()).toBe(true);
+    // A second paste would copy it: refused.
+    await page.keyboard.press('Control+V');
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be copied or added: “partner bakery”');
+    expect(await locked('partner bakery').count()).toBe(1);
+
+    await page.getByLabel('Reason for the change').fill('Rich text edit');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/saved=1/);
+    const { body } = await stored();
+    expect(body).toBe(
+      `<h2>Opening</h2><p>Fresh bread every morning from our  in town.</p><p>Read our ${internal} for more.</p><p>Last paragraph. Ask our ${backlink}</p>` +
+        '<p>A paragraph typed in the editor.</p><h2>New section</h2><ul><li><p>First item</p></li><li><p>Second item</p></li></ul>' +
+        '<p><a href="https://shop.example/">Visit our shop</a></p>',
+    );
+    const revision = await h.services.db.kysely
+      .selectFrom('revisions')
+      .select(['origin', 'reason'])
+      .where('article_id', '=', articleId)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(revision).toEqual({ origin: 'editor', reason: 'Rich text edit' });
+  });
+
+  it('moves a protected link by dragging it', async () => {
+    const target = editorArea().locator('p', { hasText: 'Last paragraph.' });
+    const box = await target.boundingBox();
+    if (!box) throw new Error('no paragraph box');
+    await locked('flour guide').dragTo(target, { targetPosition: { x: box.width - 2, y: box.height / 2 } });
+    await expect(target.locator('.protected-link').textContent()).resolves.toBe('flour guide');
+    expect(await locked('flour guide').count()).toBe(1);
+    expect(await message().isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/saved=1/);
+    const { body } = await stored();
+    expect(body).toContain(`Last paragraph.${internal}</p>`);
+    expect(body).toContain('<p>Read our  for more.</p>');
+    expect(body).toContain(backlink);
+  });
+
+  it('saves a title change without touching the stored body', async () => {
+    await page.getByLabel('Title').fill('Fresh bread daily');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/saved=1/);
+    expect(await stored()).toMatchObject({ title: 'Fresh bread daily', body: articleBody });
+  });
+
+  it('switches to the HTML view and back with the content in sync, with the live protected-link check', async () => {
+    await editorArea().locator('p', { hasText: 'Last paragraph.' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.type(' Typed in rich text.');
+    await page.getByRole('button', { name: 'HTML', exact: true }).click();
+    expect(await editorArea().isHidden()).toBe(true);
+    const textarea = page.locator('#body');
+    expect(await textarea.isVisible()).toBe(true);
+    expect(await textarea.inputValue()).toContain('Last paragraph. Typed in rich text.</p>');
+    await expect(page.locator('#guard-status').textContent()).resolves.toContain('All 2 protected links are intact');
+
+    // Break a protected link in HTML: editor.js warns, the rich view shows it as an ordinary link.
+    await textarea.fill((await textarea.inputValue()).replace('>flour guide</a>', '>our guide</a>').replace('Opening', 'Welcome'));
+    await page.waitForFunction(() => document.getElementById('guard-status')?.textContent?.includes('Saving would be refused'));
+    await page.getByRole('button', { name: 'Rich text' }).click();
+    expect(await textarea.isHidden()).toBe(true);
+    await expect(editorArea().locator('h2').textContent()).resolves.toBe('Welcome');
+    expect(await locked('flour guide').count()).toBe(0);
+
+    // The server is the authority: the save is refused and nothing changes.
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect(page.locator('.notice-error').textContent()).resolves.toContain('Not saved: your edit removes or changes protected links');
+    expect((await stored()).body).toBe(articleBody);
+
+    // Mended in the HTML view, the save goes through.
+    await page.getByRole('button', { name: 'HTML', exact: true }).click();
+    await textarea.fill((await textarea.inputValue()).replace('>our guide</a>', '>flour guide</a>'));
+    await page.getByRole('button', { name: 'Rich text' }).click();
+    expect(await locked('flour guide').count()).toBe(1);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(/saved=1/);
+    const { body } = await stored();
+    expect(body).toContain('<h2>Welcome</h2>');
+    expect(body).toContain('Last paragraph. Typed in rich text.</p>');
+    expect(body).toContain(internal);
+    expect(body).toContain(backlink);
+  });
+
+  it('takes the README screenshot', async () => {
+    const docs = join(process.cwd(), 'docs');
+    mkdirSync(docs, { recursive: true });
+    await locked('flour guide').dblclick();
+    await page.locator('#edit').screenshot({ path: join(docs, 'editor.png') });
+  });
+});
