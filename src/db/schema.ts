@@ -121,6 +121,22 @@ export interface ActivityLogTable {
   request_id: string | null;
 }
 
+/** A read-only link to one site's monthly report; the token itself is never stored. */
+export interface ReportSharesTable {
+  id: Generated<number>;
+  account_id: number;
+  site_id: number;
+  /** Who created it. */
+  user_id: number;
+  name: string;
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+  last_opened_at: Timestamp | null;
+}
+
 export interface SessionsTable {
   /** SHA-256 of the session id in the cookie. */
   id_hash: string;
@@ -201,6 +217,7 @@ export interface Database {
   backlinks: BacklinksTable;
   revisions: RevisionsTable;
   activity_log: ActivityLogTable;
+  report_shares: ReportSharesTable;
   sessions: SessionsTable;
   edit_counts: EditCountsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -28,6 +28,10 @@ export interface BuiltApp {
 /** Request headers that carry secrets; no listener logs them. */
 const redactedHeaders = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
+/** A report share link's token travels in its path: the log shows `/share/[token]` instead. */
+const logCensor = (value: unknown, path: string[]): unknown =>
+  path[path.length - 1] === 'url' && typeof value === 'string' ? value.replace(/\/share\/[^/?#]+/, '/share/[token]') : '[Redacted]';
+
 /**
  * What every listener shares (the main one and the MCP_PORT one): the logger and its redaction,
  * the body limit, proxy trust, the catalogue's error bodies, request info and activity, health.
@@ -37,7 +41,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   const { settings, services } = options;
   let stopping = false;
   const app = Fastify({
-    logger: options.logger ?? { level: settings.logLevel, redact: redactedHeaders },
+    logger: options.logger ?? { level: settings.logLevel, redact: { paths: [...redactedHeaders, 'req.url'], censor: logCensor } },
     bodyLimit: jsonBodyLimit,
     trustProxy: settings.trustProxy,
     return503OnClosing: true,

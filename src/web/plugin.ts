@@ -16,6 +16,7 @@ import { signedInPages } from './pages/index.js';
 import { signInRoutes } from './sign-in.js';
 import { signUpRoutes } from './sign-up.js';
 import { connectionsRoutes } from './connections.js';
+import { reportShareRoutes } from './pages/report-share.js';
 
 /** Strict CSP for every UI page: our own scripts and styles only, no inline script, no framing. */
 export const uiContentSecurityPolicy = {
@@ -88,4 +89,5 @@ export async function webPlugin(app: FastifyInstance, options: { services: Servi
   await app.register(signUpRoutes, options);
   await app.register(signedInPages, options);
   await app.register(connectionsRoutes, options);
+  await app.register(reportShareRoutes, options);
 }

@@ -92,14 +92,14 @@ function articleDays(choice: ArticleStatus | 'any', month: string, span: ReportS
 }
 
 /** Days of one month as "1–23 Nov 2026" (or "1 Nov 2026"). */
-function daysLabel(from: string, to: string): string {
+export function daysLabel(from: string, to: string): string {
   const first = Number(from.slice(8));
   const last = Number(to.slice(8));
   return `${first === last ? first : `${first}–${last}`} ${monthLabel(from.slice(0, 7), true)}`;
 }
 
 /** What the numbers of the page cover and what they are compared with, in words. */
-function spanNote(month: string, span: ReportSpan): string {
+export function spanNote(month: string, span: ReportSpan): string {
   const previousMonth = monthLabel(addMonths(month, -1));
   return span.toDate
     ? `${monthLabel(month)} so far: ${daysLabel(span.from, span.to)}, compared with the same days of ${previousMonth} (${daysLabel(span.previousFrom, span.previousTo)}).`
@@ -139,7 +139,7 @@ function statTile(label: string, current: number, previous: number, compared: st
 </div>`;
 }
 
-function statTiles(stats: Stats, previous: Stats, compared: string): SafeHtml {
+export function statTiles(stats: Stats, previous: Stats, compared: string): SafeHtml {
   return html`<dl class="stats">
   ${statTile('Articles published', stats.articles_published, previous.articles_published, compared, 'articles_published')}
   ${statTile('Backlinks acquired', stats.backlinks_acquired, previous.backlinks_acquired, compared, 'backlinks_acquired')}
@@ -149,7 +149,7 @@ function statTiles(stats: Stats, previous: Stats, compared: string): SafeHtml {
 }
 
 /** The two charts (drawn by /assets/report.js from data-series) and the same numbers as a table. */
-function charts(series: MonthCounts[]): SafeHtml {
+export function charts(series: MonthCounts[]): SafeHtml {
   const data = JSON.stringify({
     labels: series.map((m) => monthLabel(m.month, true)),
     months: series.map((m) => m.month),
@@ -181,10 +181,11 @@ function charts(series: MonthCounts[]): SafeHtml {
 </details>`;
 }
 
-function articleRows(articles: Article[]): SafeHtml[] {
+/** Rows of the articles table; `linked` links each title to its editor (never on a share link). */
+export function articleRows(articles: Article[], linked = true): SafeHtml[] {
   return articles.map(
     (a) => html`<tr>
-  <td class="wrap"><a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a></td>
+  <td class="wrap">${linked ? html`<a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a>` : a.title || `Untitled article ${a.id}`}</td>
   <td>${badge(a.status)}</td>
   <td>${day(a.published_at)}</td>
   <td>${a.target_keyword ?? ''}</td>
@@ -205,7 +206,7 @@ function targetPath(url: string | null): string | null {
   }
 }
 
-function backlinkRows(backlinks: Backlink[]): SafeHtml[] {
+export function backlinkRows(backlinks: Backlink[]): SafeHtml[] {
   return backlinks.map(
     (b) => html`<tr>
   <td>${day(b.acquired_at)}</td>
@@ -276,6 +277,7 @@ ${where.banner}
   </div>
   <div class="actions no-print">
     <button type="button" class="button" data-print hidden>Print report</button>
+    ${site.account_id === ui.user.accountId ? html`<a class="button" href="/app/sites/${siteId}/shares" data-share-links>Share links</a>` : ''}
   </div>
 </div>
 ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is not a month (YYYY-MM); showing ${monthLabel(month)}.`) : ''}

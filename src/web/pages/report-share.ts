@@ -1,0 +1,266 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { AppError } from '../../core/errors.js';
+import { toDay, toTimestamp } from '../../core/time.js';
+import type { SiteRow } from '../../db/schema.js';
+import type { MonthlyReport } from '../../services/report-pdf.js';
+import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../services/report-shares.js';
+import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
+import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
+import { html, type SafeHtml } from '../html.js';
+import { loadMonthlyReport, reportRowLimit } from '../report-data.js';
+import { sendPage } from '../respond.js';
+import { articleRows, backlinkRows, charts, daysLabel, siteHeading, spanNote, statTiles, validMonth } from './report.js';
+
+interface ShareForm {
+  name?: unknown;
+  days?: unknown;
+}
+
+/** A new link on its way to the page after the redirect, in the session's sealed flash. */
+interface NewShareFlash {
+  kind: 'report_share';
+  id: number;
+  token: string;
+  name: string;
+}
+
+function newShareOf(flash: string | undefined): NewShareFlash | undefined {
+  if (!flash) return undefined;
+  const value = JSON.parse(flash) as Partial<NewShareFlash>;
+  return value.kind === 'report_share' ? (value as NewShareFlash) : undefined;
+}
+
+const maxNameLength = 100;
+
+/** The address of a share link (the token travels in the path, never in a log: see http/base.ts). */
+export const shareUrl = (publicUrl: string, token: string): string => `${publicUrl}/share/${token}`;
+
+/** Days a link lives, from the form: a whole number from 1 to the maximum, or undefined. */
+function shareDays(value: string): number | undefined {
+  if (value === '') return defaultShareDays;
+  return /^\d{1,3}$/.test(value) && Number(value) >= 1 && Number(value) <= maxShareDays ? Number(value) : undefined;
+}
+
+function shareState(share: ReportShareSummary, now: string): SafeHtml {
+  if (share.revoked_at) return html`${badge('revoked')} ${timestamp(share.revoked_at)}`;
+  return share.expires_at <= now ? badge('expired') : badge('active');
+}
+
+function shareRows(ui: UiContext, siteId: number, shares: ReportShareSummary[], now: string): SafeHtml[] {
+  return shares.map(
+    (share) => html`<tr data-share-id="${share.id}"${share.revoked_at ? html` class="revoked"` : ''}>
+  <td><strong>${share.name}</strong></td>
+  <td>${timestamp(share.created_at)}</td>
+  <td>${timestamp(share.expires_at)}</td>
+  <td>${share.last_opened_at ? timestamp(share.last_opened_at) : html`<span class="muted">never</span>`}</td>
+  <td>${shareState(share, now)}</td>
+  <td>${
+    share.revoked_at || share.expires_at <= now
+      ? ''
+      : html`<form method="post" action="/app/sites/${siteId}/shares/${share.id}/revoke" data-confirm="Revoke the link “${share.name}”? It stops working at once.">
+    ${csrfField(ui.session.csrfToken)}
+    <button type="submit" class="small danger">Revoke<span class="visually-hidden"> ${share.name}</span></button>
+  </form>`
+  }</td>
+</tr>`,
+  );
+}
+
+/** The link shown once, right after it was created. */
+function newSharePanel({ token, name }: NewShareFlash, publicUrl: string): SafeHtml {
+  return html`<section class="card new-key" aria-labelledby="new-share-h">
+  <h2 id="new-share-h">Your new share link “${name}”</h2>
+  <p><strong>Copy it now: it is shown only this once.</strong> Anyone with the link can read this site's monthly reports until it expires or you revoke it.</p>
+  <div class="copy-row">
+    <label for="new-share" class="visually-hidden">Share link</label>
+    <input id="new-share" class="code key-value" type="text" value="${shareUrl(publicUrl, token)}" readonly data-select-on-focus>
+    <button type="button" class="primary" data-copy="#new-share" hidden>Copy link</button>
+  </div>
+</section>`;
+}
+
+/** The site of a share page: one of the user's own account (staff look, they do not share). */
+async function ownSite(options: WebOptions, ui: UiContext, id: string): Promise<SiteRow> {
+  const site = await options.services.sites.visible(ui.actor, idParam(id, 'site'));
+  if (site.account_id !== ui.user.accountId) throw new AppError('forbidden', 'Only the account that owns a site can share its report.');
+  return site;
+}
+
+/** A page a visitor with a link sees: the report alone, no navigation, no way into the app. */
+function sendSharePage(reply: FastifyReply, title: string, body: SafeHtml, status = 200, scripts: string[] = []): FastifyReply {
+  reply.header('x-robots-tag', 'noindex, nofollow');
+  return sendPage(reply, null, { title, body, focused: true, scripts }, status);
+}
+
+const unknownLink = html`<section class="card narrow error-page">
+  <p class="eyebrow">Error 404</p>
+  <h1>No such report link</h1>
+  <p>This address does not open a report. Check that you copied the whole link, or ask whoever sent it for a new one.</p>
+</section>`;
+
+function closedLink(state: 'revoked' | 'expired'): SafeHtml {
+  return html`<section class="card narrow error-page">
+  <p class="eyebrow">Error 410</p>
+  <h1>${state === 'revoked' ? 'This report link was revoked' : 'This report link has expired'}</h1>
+  <p>${state === 'revoked' ? 'Its owner has withdrawn it.' : 'It was valid for a limited time only.'} Ask whoever sent it for a new link.</p>
+</section>`;
+}
+
+/** The report of a share link: the same numbers as the report page, every row, nothing to click into. */
+function sharedReport(report: MonthlyReport, token: string, currentMonth: string): SafeHtml {
+  const { site, month, span, stats, previous } = report;
+  const period = span.toDate ? `${monthLabel(month)} so far` : monthLabel(month);
+  const compared = span.toDate ? daysLabel(span.previousFrom, span.previousTo) : monthLabel(addMonths(month, -1), true);
+  const here = (m: string) => `/share/${token}?month=${m}`;
+  const next = addMonths(month, 1);
+  const more = (rows: number, noun: string) => (rows >= reportRowLimit ? html`<p class="muted small">The first ${reportRowLimit} ${noun}.</p>` : '');
+  return html`<div class="page-head">
+  <div>
+    <p class="eyebrow">Monthly report</p>
+    <h1>${siteHeading(site)} <span class="muted thin">· ${monthLabel(month)}</span></h1>
+    <p class="muted">${site.website_url ? externalLink(site.website_url) : ''}</p>
+  </div>
+  <div class="actions no-print"><a class="button" href="/share/${token}/report.pdf?month=${month}" download>Download PDF</a></div>
+</div>
+<nav class="month-picker no-print" aria-label="Months">
+  <a class="button small" href="${here(addMonths(month, -1))}" rel="prev">← ${monthLabel(addMonths(month, -1), true)}</a>
+  ${next <= currentMonth ? html`<a class="button small" href="${here(next)}" rel="next">${monthLabel(next, true)} →</a>` : ''}
+</nav>
+<section aria-labelledby="summary-h" class="report-summary">
+  <h2 id="summary-h">Summary <span class="muted thin small">${stats.from} to ${stats.to}</span></h2>
+  <p class="muted small" data-span-note>${spanNote(month, span)}</p>
+  ${statTiles(stats, previous, compared)}
+</section>
+<section aria-labelledby="trend-h">
+  <h2 id="trend-h">The last 12 months</h2>
+  ${charts(report.series)}
+</section>
+<section aria-labelledby="articles-h" class="card">
+  <h2 id="articles-h">Articles published in ${period}</h2>
+  ${tableWrap(
+    `Articles published in ${period}`,
+    html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
+    articleRows(report.articles, false),
+    `No articles were published in ${period}.`,
+  )}
+  ${more(report.articles.length, 'articles')}
+</section>
+<section aria-labelledby="backlinks-h" class="card">
+  <h2 id="backlinks-h">Backlinks acquired in ${period}</h2>
+  ${tableWrap(
+    `Backlinks acquired in ${period}`,
+    html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
+    backlinkRows(report.backlinks),
+    `No backlinks were acquired in ${period}.`,
+  )}
+  ${more(report.backlinks.length, 'backlinks')}
+</section>`;
+}
+
+/** Share links: created, listed and revoked by the site's account; opened by anyone holding one. */
+export async function reportShareRoutes(app: FastifyInstance, options: WebOptions) {
+  const { services, settings } = options;
+  const currentMonth = () => toDay(services.clock.now()).slice(0, 7);
+
+  await app.register(async (signedIn) => {
+    signedIn.addHook('preHandler', requireSignedIn(options));
+
+    async function render(ui: UiContext, site: SiteRow, extra: { message?: SafeHtml; created?: SafeHtml; name?: string; days?: string }) {
+      const shares = await services.reportShares.list(ui.user.accountId, site.id);
+      const now = toTimestamp(services.clock.now());
+      return {
+        title: `Share links · ${site.name ?? `Site ${site.id}`}`,
+        active: 'sites' as const,
+        scripts: ['/assets/copy.js'],
+        body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/app">Sites</a> <span aria-hidden="true">/</span> <a href="/app/sites/${site.id}">${siteHeading(site)}</a> <span aria-hidden="true">/</span> <span aria-current="page">Share links</span></nav>
+<div class="page-head"><div>
+  <h1>Share the report of ${siteHeading(site)}</h1>
+  <p class="muted">A share link opens this site's monthly reports, read-only, for someone without an account: the report and its PDF, nothing else. Each opening is in your <a href="/app/activity">activity log</a>.</p>
+</div></div>
+${extra.message ?? ''}
+${extra.created ?? ''}
+<section class="card" aria-labelledby="create-share-h">
+  <h2 id="create-share-h">Create a share link</h2>
+  <form method="post" action="/app/sites/${site.id}/shares" class="stack">
+    ${csrfField(ui.session.csrfToken)}
+    <label for="share-name">Name</label>
+    <input id="share-name" name="name" type="text" maxlength="${maxNameLength}" required placeholder="e.g. For the client" value="${extra.name ?? ''}">
+    <label for="share-days">Valid for (days)</label>
+    <input id="share-days" name="days" type="number" min="1" max="${maxShareDays}" value="${extra.days ?? String(defaultShareDays)}" required>
+    <div class="form-actions"><button type="submit" class="primary">Create link</button></div>
+  </form>
+</section>
+<section class="card" aria-labelledby="shares-h">
+  <h2 id="shares-h">Links to this report</h2>
+  ${tableWrap(
+    'Share links',
+    html`<tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last opened</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+    shareRows(ui, site.id, shares, now),
+    'No share links yet.',
+  )}
+</section>`,
+      };
+    }
+
+    signedIn.get<{ Params: { id: string }; Querystring: { created?: string; revoked?: string } }>('/app/sites/:id/shares', async (request, reply) => {
+      const ui = uiOf(request);
+      const site = await ownSite(options, ui, request.params.id);
+      const createdId = textField(request.query.created);
+      if (createdId !== '') {
+        const fresh = newShareOf(await services.sessions.takeFlash(ui.session.id));
+        if (fresh && String(fresh.id) === createdId) return sendPage(reply, ui, await render(ui, site, { created: newSharePanel(fresh, settings.publicUrl) }));
+        const message = notice('info', 'The link was created and shown once, when you created it; Anchorage cannot show it again. If you did not copy it, revoke it and create another.');
+        return sendPage(reply, ui, await render(ui, site, { message }));
+      }
+      const revoked = textField(request.query.revoked);
+      const message =
+        revoked === '1' ? notice('success', 'The link was revoked. It no longer opens the report.') : revoked === '0' ? notice('info', 'That link was already revoked or has expired.') : undefined;
+      return sendPage(reply, ui, await render(ui, site, { message }));
+    });
+
+    signedIn.post<{ Params: { id: string }; Body: ShareForm }>('/app/sites/:id/shares', async (request, reply) => {
+      const ui = uiOf(request);
+      const site = await ownSite(options, ui, request.params.id);
+      const name = textField(request.body?.name).trim();
+      const daysText = textField(request.body?.days).trim();
+      const days = shareDays(daysText);
+      if (name === '' || [...name].length > maxNameLength || days === undefined) {
+        const problem = days === undefined ? `A link is valid for 1 to ${maxShareDays} days.` : `Give the link a name of 1 to ${maxNameLength} characters.`;
+        return sendPage(reply, ui, await render(ui, site, { message: notice('error', problem), name, days: daysText }), 422);
+      }
+      const created = await services.reportShares.create(site, ui.user.userId, { name, days });
+      // POST-redirect-GET: a reload never creates a second link; the token is shown by the next page only.
+      const flash: NewShareFlash = { kind: 'report_share', id: created.id, token: created.token, name };
+      await services.sessions.setFlash(ui.session.id, JSON.stringify(flash));
+      return reply.redirect(`/app/sites/${site.id}/shares?created=${created.id}`, 303);
+    });
+
+    signedIn.post<{ Params: { id: string; shareId: string } }>('/app/sites/:id/shares/:shareId/revoke', async (request, reply) => {
+      const ui = uiOf(request);
+      const site = await ownSite(options, ui, request.params.id);
+      // An id that names no link revokes nothing, like an id of another site's link.
+      const shareId = /^[1-9]\d{0,8}$/.test(request.params.shareId) ? Number(request.params.shareId) : 0;
+      const revoked = await services.reportShares.revoke(ui.user.accountId, site.id, shareId);
+      return reply.redirect(`/app/sites/${site.id}/shares?revoked=${revoked ? 1 : 0}`, 303);
+    });
+  });
+
+  /** The month a link shows: the one asked for up to the current month, else the current month. */
+  const shownMonth = (value: unknown): string => {
+    const asked = validMonth(textField(value));
+    return asked && asked <= currentMonth() ? asked : currentMonth();
+  };
+
+  app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token', async (request, reply) => {
+    const opened = await services.reportShares.open(request.params.token, request.info);
+    if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
+    if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
+    const month = shownMonth(request.query.month);
+    const report = await loadMonthlyReport(services, opened.actor, opened.site, month);
+    await services.reportShares.recordOpen(opened, 'openReportShare', month, 200);
+    return sendSharePage(reply, `${opened.site.name ?? `Site ${opened.site.id}`} · ${monthLabel(month)}`, sharedReport(report, request.params.token, currentMonth()), 200, [
+      '/assets/vendor/chart.umd.min.js',
+      '/assets/report.js',
+    ]);
+  });
+}
