@@ -31,6 +31,7 @@ const settingsSchema = z.object({
   HTML_INLINE_BELOW: z.coerce.number().int().min(0).default(32 * 1024),
   HEAVY_EDITS_PER_ACCOUNT: z.coerce.number().int().min(1).default(2),
   HTML_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  MCP_RESULT_MAX_CHARS: z.coerce.number().int().min(8_000).default(40_000),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
   METRICS_TOKEN: z.string().min(16).optional(),
@@ -68,6 +69,8 @@ export interface Settings {
   abuse: AbuseLimits;
   /** Where the HTML work of writes runs (worker threads, bounds). */
   htmlPool: HtmlPoolSettings;
+  /** Characters of JSON an MCP tool result may take, both copies of a success counted. */
+  mcpResultMaxChars: number;
   /** /metrics: on its own listener (port) and/or on the main one behind a bearer token; else off. */
   metrics: { port: number | undefined; host: string; token: string | undefined };
   /** Traces go to OTEL_EXPORTER_OTLP_ENDPOINT; off without it. */
@@ -135,6 +138,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       perAccount: e.HEAVY_EDITS_PER_ACCOUNT,
       timeoutMs: e.HTML_TIMEOUT_MS,
     },
+    mcpResultMaxChars: e.MCP_RESULT_MAX_CHARS,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     overload: { maxEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS, maxHeapUsedBytes: e.OVERLOAD_HEAP_USED_BYTES },

@@ -156,9 +156,9 @@ export function utf16Offset(text: string, offset: number, from = 0, fromPoints =
 const HASH_BASE = 0x01000193;
 const MAX_CHUNKS = 32;
 const MIN_CHUNK = 3;
-// Diagonals (body position minus find position) are voted in buckets this wide; a candidate
-// is two neighbouring buckets, so a few inserted or dropped characters still vote together.
-const BUCKET = 16;
+// Chunks this many diagonals away still count for a candidate: a few inserted or dropped
+// characters shift the chunks after them.
+const SHIFT = 4;
 
 const popCount = (x: number): number => {
   let v = x - ((x >>> 1) & 0x55555555);
@@ -229,44 +229,64 @@ function scanChunks(body: Normalized, chunks: Chunks, from: number, to: number, 
 }
 
 /**
- * The passage most like `find`, in normalised units `[start, end)`: the alignment where most
- * of the find's chunks occur, at least half of them and two. Undefined when nothing is that close.
+ * The passage most like `find`, in normalised units `[start, end)`: the alignment (body
+ * position minus find position) where most of the find's chunks occur exactly, counting those
+ * a few characters off as well (an inserted or dropped character shifts the rest), with at
+ * least half of the chunks and two. Undefined when nothing is that close.
  */
 function similarPassage(body: Normalized, find: Normalized): { start: number; end: number } | undefined {
   const chunks = chunksOf(find);
   if (!chunks) return undefined;
   const m = find.length;
-  const masks = new Int32Array(Math.ceil((body.length + m) / BUCKET) + 2);
+  // masks[diagonal + m]: the chunks found on that diagonal, one bit each.
+  const masks = new Int32Array(body.length + m + 1);
   scanChunks(body, chunks, 0, body.length, (p, n) => {
-    const bucket = Math.floor((p - (chunks.offsets[n] ?? 0) + m) / BUCKET);
-    masks[bucket] = (masks[bucket] ?? 0) | (1 << n);
+    const at = p - (chunks.offsets[n] ?? 0) + m;
+    masks[at] = (masks[at] ?? 0) | (1 << n);
   });
-  let best = -1;
+  let best = 0;
   let bestScore = 0;
-  for (let b = 0; b + 1 < masks.length; b++) {
-    const score = popCount((masks[b] ?? 0) | (masks[b + 1] ?? 0));
+  let bestNear = 0;
+  for (let at = 0; at < masks.length; at++) {
+    const exact = masks[at] ?? 0;
+    if (exact === 0) continue;
+    let near = 0;
+    for (let k = Math.max(0, at - SHIFT); k <= Math.min(masks.length - 1, at + SHIFT); k++) near |= masks[k] ?? 0;
+    const nearCount = popCount(near);
+    const score = 2 * popCount(exact) + nearCount;
     if (score > bestScore) {
       bestScore = score;
-      best = b;
+      bestNear = nearCount;
+      best = at - m;
     }
   }
-  if (best < 0 || bestScore < Math.max(2, Math.ceil(chunks.offsets.length / 2))) return undefined;
-  // Where exactly: the first and the last chunk found on that alignment fix the two ends.
-  const lowest = best * BUCKET - m;
-  const highest = (best + 2) * BUCKET - m;
-  const first = new Map<number, number>();
-  const from = Math.max(0, lowest);
-  const to = Math.min(body.length, highest + m + chunks.size);
-  scanChunks(body, chunks, from, to, (p, n) => {
-    const diagonal = p - (chunks.offsets[n] ?? 0);
-    if (diagonal >= lowest && diagonal < highest && !first.has(n)) first.set(n, p);
-  });
-  const found = [...first.keys()].sort((a, b) => a - b);
-  const head = found[0] ?? 0;
-  const tail = found[found.length - 1] ?? 0;
-  const start = Math.max(0, (first.get(head) ?? 0) - (chunks.offsets[head] ?? 0));
-  const end = Math.min(body.length, (first.get(tail) ?? 0) + m - (chunks.offsets[tail] ?? 0));
+  if (bestScore === 0 || bestNear < Math.max(2, Math.ceil(chunks.offsets.length / 2))) return undefined;
+  const start = snap(body, find, Math.max(0, best), 'start');
+  const end = snap(body, find, Math.min(body.length, best + m), 'end');
   return end > start ? { start, end } : undefined;
+}
+
+const SNAP_PROBE = 8;
+
+/**
+ * An end of the passage moved onto the nearest place, within `SHIFT`, where the find's first
+ * (or last) few units stand: characters inserted or dropped before the first chunk found (or
+ * after the last) would otherwise shift it.
+ */
+function snap(body: Normalized, find: Normalized, guess: number, end: 'start' | 'end'): number {
+  const size = Math.min(SNAP_PROBE, find.length);
+  const from = end === 'start' ? 0 : find.length - size;
+  const fits = (at: number): boolean => {
+    const origin = end === 'start' ? at : at - size;
+    if (origin < 0 || origin + size > body.length) return false;
+    for (let k = 0; k < size; k++) if (body.codes[origin + k] !== find.codes[from + k]) return false;
+    return true;
+  };
+  for (let delta = 0; delta <= SHIFT; delta++) {
+    if (fits(guess - delta)) return guess - delta;
+    if (fits(guess + delta)) return guess + delta;
+  }
+  return guess;
 }
 
 /**

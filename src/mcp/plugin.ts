@@ -196,6 +196,7 @@ export async function mcpEndpoint(
       request: { id: request.id, clientIp: request.ip, userAgent: request.headers['user-agent'] ?? null },
       onAllowance: (state) => setLimitHeaders(reply, state, 'edits', 86_400),
       onInternalError: (error) => request.log.error({ err: error }, 'mcp tool failed'),
+      resultMaxChars: settings.mcpResultMaxChars,
     };
     const authInfo: AuthInfo = {
       token,

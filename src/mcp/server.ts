@@ -6,6 +6,7 @@ import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import type { LimitState } from '../services/limits.js';
+import { boundedError, checkResultSize } from './result-bound.js';
 
 const instructions =
   'Anchorage keeps the search-optimised articles and acquired backlinks of the signed-in account’s websites. ' +
@@ -25,6 +26,8 @@ export interface McpCall {
   /** A write's daily edit allowance afterwards, for the response headers as over REST. */
   onAllowance(state: LimitState): void;
   onInternalError(error: unknown): void;
+  /** MCP_RESULT_MAX_CHARS: no result is larger (both copies of a success counted). */
+  resultMaxChars: number;
 }
 
 /** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
@@ -68,10 +71,12 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   let outcome: { status: number; error: string | null };
   try {
     if (call.refusal) throw call.refusal;
-    const { body, allowance } = await runTool(tool, args, { actor, services: call.services, preconditions: {} });
+    const resultChars = Math.floor(call.resultMaxChars / 2);
+    const { body, allowance } = await runTool(tool, args, { actor, services: call.services, preconditions: {}, resultChars });
     if (allowance) call.onAllowance(allowance);
     // The REST twin serialises through the output schema; so do we, field for field.
     const structured = z.encode(tool.output, body) as Record<string, unknown>;
+    checkResultSize(structured, resultChars);
     result = { structuredContent: structured, content: textOf(structured) };
     outcome = { status: 200, error: null };
   } catch (error) {
@@ -79,7 +84,7 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
     const appError =
       error instanceof AppError ? error : new AppError('internal_error', 'Something went wrong on our side; try again later.');
     // No structuredContent: clients check it against the success outputSchema, errors included (1.x SDK).
-    result = { isError: true, content: textOf(appError.toBody()) };
+    result = { isError: true, content: textOf(boundedError(appError.toBody(), call.resultMaxChars)) };
     outcome = { status: appError.status, error: appError.code };
   }
   // A write stores its record with the change; everything else is logged here.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { getArticleTool } from './article-window.js';
 import { readOperations } from './read.js';
 import { runOperation } from './run.js';
 import { writeOperations, writeTools } from './writes.js';
@@ -22,8 +23,13 @@ const toolOf = (operation: Operation & { tool: NonNullable<Operation['tool']> })
   run: (input, ctx) => runOperation(operation, input, ctx),
 });
 
+/** Tools declared in place of the one their operation would give (get_article reads the body in windows). */
+const declaredTools = new Map([getArticleTool].map((tool) => [tool.name, tool]));
+
 /** Every MCP tool, in the order the interface lists them. */
 export const tools: readonly ToolDefinition[] = [
-  ...operations.flatMap((operation) => (operation.tool ? [toolOf({ ...operation, tool: operation.tool })] : [])),
+  ...operations.flatMap((operation) =>
+    operation.tool ? [declaredTools.get(operation.tool.name) ?? toolOf({ ...operation, tool: operation.tool })] : [],
+  ),
   ...writeTools,
 ];

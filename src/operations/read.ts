@@ -70,19 +70,22 @@ export const listArticles = defineOperation({
   }),
 });
 
+/** The get_article tool's listing; it runs as `getArticleTool` (article-window.ts), which reads the body in windows. */
+export const getArticleToolPart = {
+  name: 'get_article',
+  title: 'Read an article',
+  description:
+    'Returns one article: meta_description, protected_links (the backlinks and internal links the service inserted, marked data-service-protected in the body; every edit must keep each of them exactly, href, text and attributes, or it is refused) and its HTML body, in windows: a large body does not fit in one result. data.body holds the window from meta.body_offset, meta.body_length characters long, of meta.body_total_length; when meta.next_offset is not null, call again with body_offset=next_offset for the next window, and so on. When the body is not all there, meta.outline lists its headings with offset and length of each section: call with body_offset=offset and body_length=length to read one section. Offsets count characters (Unicode code points) of the stored body, and each window is its exact text. To change a part, do not resend the body: use update_article with replacements, copying find from a window exactly (it must match the body once). Unknown ids and articles of other accounts give not_found.',
+  annotations: readOnly,
+};
+
 export const getArticle = defineOperation({
   name: 'getArticle',
   summary: 'Get an article with its HTML body',
   description:
     'Returns one article with its HTML body, meta description and the protected links in the body (links the service inserted, marked `data-service-protected`, which no edit may remove or rewrite). The `ETag` header can be sent back as `If-Match` on writes, or as `If-None-Match` for a 304 without body while the article is unchanged.',
   rest: { method: 'GET', path: '/articles/{id}', pathId: 'article_id', etag: true },
-  tool: {
-    name: 'get_article',
-    title: 'Read an article',
-    description:
-      'Returns one article with its full HTML body, meta_description and protected_links: the backlinks and internal links the service inserted (marked data-service-protected in the body). Any edit must keep each of them exactly (href, text, attributes) or it is refused. Read the body here before using update_article with replacements: finds are matched against this exact string. Unknown ids and articles of other accounts give not_found.',
-    annotations: readOnly,
-  },
+  tool: getArticleToolPart,
   input: z.object({ article_id: articleId }),
   output: single(articleWithBodySchema).describe('The article with its HTML body and protected links; the `ETag` header names this state.'),
   errors: ['not_found', 'rate_limited'],

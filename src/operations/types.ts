@@ -12,6 +12,8 @@ export interface OperationContext {
   preconditions: { ifMatch?: string; idempotencyKey?: string };
   /** A file uploaded as multipart/form-data (the featured image). */
   upload?: Buffer;
+  /** MCP: characters of JSON one copy of the result may take (half of MCP_RESULT_MAX_CHARS). */
+  resultChars?: number;
 }
 
 export interface OperationResult<T> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { validationFailed } from '../core/errors.js';
 import type { WriteResult } from '../services/article-writes.js';
 import { toArticle } from '../services/articles.js';
+import { withBodyWindow } from './article-window.js';
 import { articleId, articleSchema, articleWithBodySchema, single } from './schemas.js';
 import { runOperation } from './run.js';
 import { defineOperation, defineTool, type Operation, type OperationContext, type OperationResult } from './types.js';
@@ -155,10 +156,10 @@ const acceptedEdits =
   'Send either body (the whole new HTML, optionally with title) or any of title, meta_description and replacements (small edits); reason and dry_run go with either.';
 
 /** MCP: one tool for both kinds of edit — a whole body (PUT rules) or small edits (PATCH rules). */
-export const updateArticleTool = defineTool({
+export const updateArticleTool = withBodyWindow(defineTool({
   name: 'update_article',
   title: 'Edit an article',
-  description: `Edits one article. Either send body (the complete new HTML, optionally with title) to replace the whole body, or send any of title, meta_description and replacements for small edits — not body together with meta_description or replacements. Prefer replacements for small changes: read the article with get_article first; each find must match the body exactly once (or at least once with all: true), else replacement_failed lists every failing item with its match count and nothing is saved. ${rules} dry_run: true checks everything and returns the would-be article without saving. Errors: not_found, insufficient_scope (read-only connection), validation_failed (see fields), protected_links_violation, replacement_failed, rate_limited, edit_limit_exceeded.`,
+  description: `Edits one article. Either send body (the complete new HTML, optionally with title) to replace the whole body, or send any of title, meta_description and replacements for small edits — not body together with meta_description or replacements. Prefer replacements for small changes: read the article with get_article first; each find must match the body exactly once (or at least once with all: true), else replacement_failed lists every failing item (failures) with its match count and nothing is saved: for no match, near_match gives the nearest passage of the body (the same text but for case, white space or entity spelling when equivalent is true, else the most similar one) with its offset and exact text, to send as find instead; for several matches, occurrences gives the first five with the text before and after each, to lengthen find until it is unique. The result carries the first window of the new body, as get_article does (meta.body_total_length, meta.next_offset). ${rules} dry_run: true checks everything and returns the would-be article without saving. Errors: not_found, insufficient_scope (read-only connection), validation_failed (see fields), protected_links_violation, replacement_failed, rate_limited, edit_limit_exceeded.`,
   annotations: write,
   input: z.strictObject({
     article_id: articleId,
@@ -184,7 +185,7 @@ export const updateArticleTool = defineTool({
     }
     return runOperation(updateArticle, { ...rest, body, dry_run: dryRun }, ctx);
   },
-});
+}), writeOutput);
 
 /** MCP: a new featured image from a URL or from base64 bytes. */
 export const replaceFeaturedImageTool = defineTool({
