@@ -58,6 +58,7 @@ const importSite = z.strictObject({
   backlinks: z.array(importBacklink).default([]),
 });
 
+/** The file's shape. A streamed import checks it piece by piece: each member and row as it arrives, each object's missing and unknown members when it ends. */
 export const importFileSchema = z.strictObject({ sites: z.array(importSite) });
 export type ImportInput = z.input<typeof importFileSchema>;
 
