@@ -84,7 +84,7 @@ function editor(ui: UiContext, article: ArticleWithBody, values: EditorValues, c
   <h2 id="editor-h">Edit the article</h2>
   ${
     canEdit
-      ? html`<p class="muted">Saving records a new revision (origin <em>editor</em>) with your name and reason. The body is HTML; it is cleaned with the same rules as the API.</p>`
+      ? html`<p class="muted">Saving records a new revision (origin <em>editor</em>) with your name and reason. The body is cleaned with the same rules as the API, in the rich-text and the HTML view alike.</p>`
       : html`<p class="notice notice-info">Editing is disabled: staff can read other accounts’ articles but not change them.</p>`
   }
   <form method="post" action="/app/articles/${article.id}" class="stack" id="editor-form">
