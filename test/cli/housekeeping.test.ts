@@ -104,8 +104,26 @@ describe('anchorage housekeeping', () => {
     expect(JSON.parse(again.stdout)).toEqual({ sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0 });
   });
 
+  it.skipIf(!testDatabaseUrl)('exits 1 and deletes nothing while another node holds the housekeeping lock', { timeout: 120_000 }, async () => {
+    await expiredRows(owner.account_id, owner.user_id);
+    const other = new pg.Client({ connectionString: testDatabaseUrl });
+    await other.connect();
+    try {
+      await other.query('select pg_advisory_lock(7321002)');
+      const refused = await cli(['housekeeping']);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain('Another node is running housekeeping right now; nothing was deleted.');
+      expect(await oldActivity()).toBe(1);
+    } finally {
+      await other.end();
+    }
+    expect(JSON.parse((await cli(['housekeeping'])).stdout)).toMatchObject({ sessions: 1, activity_log: 1 });
+  });
+
   it('runs on its own in a serving node, at start and then every HOUSEKEEPING_INTERVAL_MS', { timeout: 120_000 }, async () => {
     await expiredRows(owner.account_id, owner.user_id);
+    const current = (await count('activity_log')) - (await oldActivity());
     const port = await new Promise<number>((resolve) => {
       const server = createServer().listen(0, '127.0.0.1', () => {
         const { port } = server.address() as AddressInfo;
@@ -121,7 +139,7 @@ describe('anchorage housekeeping', () => {
       for (let i = 0; i < 100 && !(await emptied()); i++) await sleep(200);
       expect(await emptied()).toBe(true);
       // The current records stay.
-      expect(await count('activity_log')).toBe(3);
+      expect(await count('activity_log')).toBe(current + 1);
     } finally {
       const exited = new Promise((resolve) => server.on('exit', resolve));
       server.kill('SIGTERM');
