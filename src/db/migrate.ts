@@ -64,7 +64,7 @@ async function adoptLegacyBookkeeping(db: Db): Promise<string[]> {
     // One timestamp for all: the Migrator then reads them back in name order, which is their run order.
     const timestamp = new Date().toISOString();
     for (const name of names) {
-      await sql`insert into ${sql.table(migrationTable)} (name, timestamp) values (${name}, ${timestamp})`.execute(trx);
+      await sql`insert into ${sql.table(migrationTable)} (name, timestamp) values (${name}, ${timestamp}) on conflict (name) do nothing`.execute(trx);
     }
     await sql`drop table ${sql.table(legacyTable)}`.execute(trx);
     return names;
