@@ -56,6 +56,7 @@ const rewrites: [string, string][] = [
   ['anchor hidden in a comment', '<!--<a href="https://partner.example/page" data-service-protected="backlink">partner page</a>-->'],
 ];
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a response body of any shape
 async function expectViolation(res: { status: number; body: any }, links: object[] = [backlink]) {
   expect(res.status).toBe(422);
   expect(res.body).toEqual({ error: 'protected_links_violation', message: expect.any(String), protected_links: links });

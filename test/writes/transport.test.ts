@@ -38,6 +38,7 @@ const raw = async (method: 'PUT' | 'PATCH' | 'POST', url: string, key: string, p
     ...(payload !== undefined ? { payload } : {}),
   });
   if (res.statusCode >= 400) errorBodies.push(res.body);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a response body of any shape
   return { status: res.statusCode, body: res.json() as any, text: res.body };
 };
 
