@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { toDay } from '../core/time.js';
 import type { SiteRow } from '../db/schema.js';
 import type { Actor } from '../services/actor.js';
@@ -26,4 +27,9 @@ export async function loadMonthlyReport(services: Services, actor: Actor, site: 
     allPages((page) => services.backlinks.list(actor, site.id, { ...range, ...page }), reportRowLimit),
   ]);
   return { site, month, span, stats, previous, series, articles, backlinks, generatedAt: toDay(services.clock.now()) };
+}
+
+/** A PDF as a download. */
+export function sendPdf(reply: FastifyReply, filename: string, pdf: Buffer): FastifyReply {
+  return reply.type('application/pdf').header('content-disposition', `attachment; filename="${filename}"`).header('cache-control', 'no-store').send(pdf);
 }

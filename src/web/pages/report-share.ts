@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../core/errors.js';
 import { toDay, toTimestamp } from '../../core/time.js';
 import type { SiteRow } from '../../db/schema.js';
-import type { MonthlyReport } from '../../services/report-pdf.js';
+import { type MonthlyReport, renderReportPdf } from '../../services/report-pdf.js';
 import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../services/report-shares.js';
 import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportRowLimit } from '../report-data.js';
+import { loadMonthlyReport, reportRowLimit, sendPdf } from '../report-data.js';
 import { sendPage } from '../respond.js';
 import { articleRows, backlinkRows, charts, daysLabel, siteHeading, spanNote, statTiles, validMonth } from './report.js';
 
@@ -262,5 +262,15 @@ ${extra.created ?? ''}
       '/assets/vendor/chart.umd.min.js',
       '/assets/report.js',
     ]);
+  });
+
+  app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token/report.pdf', async (request, reply) => {
+    const opened = await services.reportShares.open(request.params.token, request.info);
+    if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
+    if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
+    const month = shownMonth(request.query.month);
+    const pdf = await renderReportPdf(await loadMonthlyReport(services, opened.actor, opened.site, month));
+    await services.reportShares.recordOpen(opened, 'downloadReportSharePdf', `${month}.pdf`, 200);
+    return sendPdf(reply, `site-${opened.site.id}-report-${month}.pdf`, pdf);
   });
 }

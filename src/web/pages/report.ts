@@ -6,6 +6,7 @@ import type { Article } from '../../services/articles.js';
 import type { Backlink } from '../../services/backlinks.js';
 import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
 import type { SiteRow } from '../../db/schema.js';
+import { renderReportPdf } from '../../services/report-pdf.js';
 import type { Stats } from '../../services/stats.js';
 import type { MonthCounts } from '../../services/ui-queries.js';
 import {
@@ -23,6 +24,7 @@ import {
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
 import { html, type SafeHtml } from '../html.js';
+import { loadMonthlyReport, sendPdf } from '../report-data.js';
 import { sendPage } from '../respond.js';
 
 interface ReportQuery {
@@ -277,6 +279,7 @@ ${where.banner}
   </div>
   <div class="actions no-print">
     <button type="button" class="button" data-print hidden>Print report</button>
+    <a class="button" href="/app/sites/${siteId}/report.pdf${queryString({ month })}" download>Download PDF</a>
     ${site.account_id === ui.user.accountId ? html`<a class="button" href="/app/sites/${siteId}/shares" data-share-links>Share links</a>` : ''}
   </div>
 </div>
@@ -340,6 +343,14 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
   })}
 </section>`,
     });
+  });
+
+  app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/report.pdf', async (request, reply) => {
+    const ui = uiOf(request);
+    const site = await services.sites.visible(ui.actor, idParam(request.params.id, 'site'));
+    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const pdf = await renderReportPdf(await loadMonthlyReport(services, ui.actor, site, month));
+    return sendPdf(reply, `site-${site.id}-report-${month}.pdf`, pdf);
   });
 
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/articles.csv', async (request, reply) => {
