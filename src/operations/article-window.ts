@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { type BodyWindow, type OutlineEntry, outlineOf, windowOf } from '../core/body-window.js';
 import { validationFailed } from '../core/errors.js';
+import { codePointOffset } from '../core/near-match.js';
 import type { ArticleWithBody } from '../services/articles.js';
 import { getArticle, getArticleToolPart } from './read.js';
 import { articleId, articleWithBodySchema } from './schemas.js';
@@ -82,7 +83,7 @@ const metaOf = (window: BodyWindow): WindowMeta => ({
  * third of it and the outline a quarter; the body window gets the rest.
  */
 export function windowedArticle(article: ArticleWithBody, offset: number, length: number | undefined, budget: number): WindowedArticle {
-  const whole = windowOf(article.body, 0, 0, 0).total_length;
+  const whole = codePointOffset(article.body, article.body.length);
   if (offset > whole) throw validationFailed({ body_offset: [`Past the end of the body, which has ${whole} characters.`] });
   const links = jsonLength(article.protected_links) <= budget / 3 ? article.protected_links : fitting(article.protected_links, budget / 3);
   const linkCount = links.length < article.protected_links.length ? { protected_links_total: article.protected_links.length } : {};

@@ -188,6 +188,18 @@ describe('a model-like MCP client on a 300 KB article', () => {
     const page = await call('list_articles', { site_id: siteId, per_page: fits });
     expect((page.structuredContent as { data: unknown[] }).data).toHaveLength(fits);
 
+    // A window past the end, or of no length, is refused naming the argument.
+    const first = await call('get_article', { article_id: articleIds[0]!, body_length: 10 });
+    const { meta } = first.structuredContent as { meta: { body_total_length: number; body_length: number; outline: unknown[] } };
+    expect(meta.body_length).toBe(10);
+    expect(meta.outline).toEqual([]);
+    const past = await call('get_article', { article_id: articleIds[0]!, body_offset: meta.body_total_length + 1 });
+    expect(JSON.parse(past.content[0]!.text)).toMatchObject({ error: 'validation_failed', fields: { body_offset: [expect.stringContaining(`${meta.body_total_length} characters`)] } });
+    const none = await call('get_article', { article_id: articleIds[0]!, body_length: 0 });
+    expect(JSON.parse(none.content[0]!.text)).toMatchObject({ error: 'validation_failed', fields: { body_length: [expect.any(String)] } });
+    const end = await call('get_article', { article_id: articleIds[0]!, body_offset: meta.body_total_length });
+    expect((end.structuredContent as { meta: { next_offset: null; body_length: number } }).meta).toMatchObject({ next_offset: null, body_length: 0 });
+
     // 50 long finds that each nearly match a paragraph: the hints are cut to fit, and say so.
     const replacements = Array.from({ length: 50 }, (_, k) => ({ find: `paragraph ${k}  ${'lorem ipsum dolor sit amet '.repeat(40)}`.replace('dolor', 'dolour') }));
     const failed = await call('update_article', { article_id: articleIds[0]!, replacements });
