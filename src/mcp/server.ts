@@ -12,6 +12,7 @@ const instructions =
   'Anchorage keeps the search-optimised articles and acquired backlinks of the signed-in account’s websites. ' +
   'Start with list_sites to learn the site ids; list_articles, list_backlinks and get_stats take a site_id, get_article an article_id. ' +
   'Article bodies contain protected links (data-service-protected) that every edit must keep exactly. ' +
+  'get_article returns a large body in windows (body_offset, next_offset, an outline of its sections); edit a part with update_article replacements rather than resending the body. ' +
   'Errors come back as results with isError and a JSON body whose `error` names the problem; an argument a tool does not take is refused (validation_failed names it). ' +
   'A read-only connection is offered the reading tools only.';
 
