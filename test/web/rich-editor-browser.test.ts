@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sanitizeTrusted } from '../../src/core/html.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
@@ -253,6 +254,28 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
     expect(body).toContain('Last paragraph. Typed in rich text.</p>');
     expect(body).toContain(internal);
     expect(body).toContain(backlink);
+  });
+
+  it('keeps images, figures and marks of the allowlist through an edit, nothing for the sanitiser to remove', async () => {
+    const rich =
+      '<p>Before.</p><p><img src="/assets/anchor.svg" alt="A loaf"></p>' +
+      '<figure><img src="/assets/lock.svg" alt="B" width="40" height="30" loading="lazy"><figcaption>A <em>caption</em></figcaption></figure>' +
+      `<p>H<sub>2</sub>O x<sup>2</sup> <u>u</u> <s>s</s> <code>c</code><br>line ${backlink} and ${internal}</p><hr><blockquote><p>Quote</p></blockquote><h5>Five</h5><pre><code>code\n  indented</code></pre><p>End.</p>`;
+    const put = await fetch(`${base}/api/v1/articles/${articleId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ body: rich }),
+    });
+    expect(put.status).toBe(200);
+    await page.goto(`${base}/app/articles/${articleId}`);
+    await editorArea().locator('p', { hasText: 'End.' }).click();
+    await page.keyboard.press('End');
+    await page.keyboard.type(' More.');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    // A redirect, not the page saying what the sanitiser removed.
+    await page.waitForURL(/saved=1/);
+    // The image alone in its paragraph stands alone (no empty paragraph left behind).
+    expect((await stored()).body).toBe(sanitizeTrusted(rich.replace('<p><img src="/assets/anchor.svg" alt="A loaf"></p>', '<img src="/assets/anchor.svg" alt="A loaf">').replace('End.', 'End. More.')));
   });
 
   it('takes the README screenshot', async () => {

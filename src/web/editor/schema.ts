@@ -12,10 +12,23 @@ import { ProtectedLink } from './protected-link.js';
  * styles (the server would remove them and say so).
  */
 
-/** `<img>` with the attributes the sanitiser keeps (`loading` besides the usual ones). */
+/** A paragraph holding only an image, as bodies often wrap one: read as the image alone. */
+function soleImageOf(paragraph: HTMLElement): Record<string, string> | false {
+  const image = paragraph.firstElementChild;
+  if (paragraph.childElementCount !== 1 || !(image instanceof HTMLImageElement) || (paragraph.textContent ?? '').trim() !== '') return false;
+  return Object.fromEntries([...image.attributes].map(({ name, value }) => [name, value]));
+}
+
+/**
+ * `<img>` with the attributes the sanitiser keeps (`loading` besides the usual ones), a block of
+ * its own (a figure holds one); `<p><img></p>` is read as the image, not split around it.
+ */
 const ArticleImage = Image.extend({
   addAttributes() {
     return { ...this.parent?.(), loading: { default: null } };
+  },
+  parseHTML() {
+    return [...(this.parent?.() ?? []), { tag: 'p', priority: 60, getAttrs: soleImageOf }];
   },
 });
 
