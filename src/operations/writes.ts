@@ -93,7 +93,7 @@ export const updateArticle = defineOperation({
 export const editArticle = defineOperation({
   name: 'editArticle',
   summary: 'Small edits: title, meta description, find/replace in the body',
-  description: `Changes the title and meta description, and applies exact find/replace edits to the body as GET returns it, in order. Each find must match exactly once (or at least once with all: true); otherwise 409 replacement_failed lists every failing item with its match count and nothing is saved. At least one of title, meta_description, replacements is required. ${rules} Accepts If-Match, Idempotency-Key and ?dry_run=true.`,
+  description: `Changes the title and meta description, and applies exact find/replace edits to the body as GET returns it, in order. Each find must match exactly once (or at least once with all: true); otherwise 409 replacement_failed lists every failing item with its match count and how to fix it (near_match: the nearest passage of the body; occurrences: where the several matches are) and nothing is saved. At least one of title, meta_description, replacements is required. ${rules} Accepts If-Match, Idempotency-Key and ?dry_run=true.`,
   rest: { method: 'PATCH', path: '/articles/{id}', pathId: 'article_id', queryFields: ['dry_run'], etag: true },
   input: z.object({
     article_id: articleId,
