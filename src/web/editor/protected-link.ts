@@ -32,10 +32,18 @@ function anchorOf(html: string): HTMLAnchorElement {
  * The comparison key of an anchor, as the server's guard compares them: attributes sorted by
  * name with their values, and the inner markup.
  */
+// The guard looks at every protected link on every change: each anchor is parsed once.
+const anchorKeys = new Map<string, string>();
+
 export function anchorKey(html: string): string {
-  const anchor = anchorOf(html);
-  const attributes = [...anchor.attributes].map(({ name, value }) => `${name}=${JSON.stringify(value)}`).sort();
-  return `${attributes.join(' ')}>${anchor.innerHTML}`;
+  let key = anchorKeys.get(html);
+  if (key === undefined) {
+    const anchor = anchorOf(html);
+    const attributes = [...anchor.attributes].map(({ name, value }) => `${name}=${JSON.stringify(value)}`).sort();
+    key = `${attributes.join(' ')}>${anchor.innerHTML}`;
+    anchorKeys.set(html, key);
+  }
+  return key;
 }
 
 /** What a person sees of a protected link, for messages. */
