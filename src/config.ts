@@ -31,6 +31,8 @@ const settingsSchema = z.object({
   HTML_INLINE_BELOW: z.coerce.number().int().min(0).default(32 * 1024),
   HEAVY_EDITS_PER_ACCOUNT: z.coerce.number().int().min(1).default(2),
   HTML_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  SMTP_URL: z.string().optional(),
+  REPORT_MAIL_FROM: z.string().min(3).default('Anchorage <reports@localhost>'),
   MCP_RESULT_MAX_CHARS: z.coerce.number().int().min(8_000).default(40_000),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
@@ -81,6 +83,8 @@ export interface Settings {
   shutdownTimeoutMs: number;
   /** Deleting what can never be used again (services/housekeeping.ts). */
   housekeeping: HousekeepingSettings;
+  /** Monthly report e-mails: sent through SMTP_URL (smtp:// or smtps://); off without it. */
+  reportMail: { smtpUrl: string | undefined; from: string };
 }
 
 export interface AbuseLimits {
@@ -144,5 +148,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     overload: { maxEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS, maxHeapUsedBytes: e.OVERLOAD_HEAP_USED_BYTES },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     housekeeping: { intervalMs: e.HOUSEKEEPING_INTERVAL_MS, activityRetentionDays: e.ACTIVITY_RETENTION_DAYS },
+    reportMail: { smtpUrl: e.SMTP_URL, from: e.REPORT_MAIL_FROM },
   };
 }

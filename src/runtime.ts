@@ -6,6 +6,11 @@ import { type Clock, systemClock } from './core/time.js';
 import { connect } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { createServices, type Services } from './services/index.js';
+import { ReportMailJob } from './services/report-mail.js';
+import { loadMonthlyReport } from './web/report-data.js';
+
+/** How often a node looks for monthly report e-mails due. */
+const reportMailIntervalMs = 3_600_000;
 
 export interface Runtime {
   settings: Settings;
@@ -65,12 +70,24 @@ export async function openRuntime(
       (error) => logger.error({ err: error }, 'housekeeping failed'),
     );
   }
+  // A serving node sends the monthly report e-mails when SMTP is set (README, Monthly e-mail).
+  const { smtpUrl, from } = settings.reportMail;
+  const reportMail =
+    options.scheduleHousekeeping && smtpUrl
+      ? new ReportMailJob(db, services.clock, { smtpUrl, from, publicUrl: settings.publicUrl }, (actor, site, month) => loadMonthlyReport(services, actor, site, month))
+      : undefined;
+  reportMail?.schedule(
+    reportMailIntervalMs,
+    (sent) => logger.info({ sent }, 'monthly reports sent'),
+    (error) => logger.error({ err: error }, 'monthly reports failed'),
+  );
   return {
     settings,
     services,
     logger,
     async close() {
       await services.housekeeping.stop();
+      await reportMail?.stop();
       await services.activity.flush();
       await services.htmlPool.close();
       await services.keys.flushUses();

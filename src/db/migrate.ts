@@ -11,12 +11,13 @@ import { articleDerived } from './migrations/006_article_derived.js';
 import { sessionFlash } from './migrations/007_session_flash.js';
 import { activityTime } from './migrations/008_activity_time.js';
 import { reportShares } from './migrations/010_report_shares.js';
+import { reportMail } from './migrations/011_report_mail.js';
 
 /**
  * Every migration; Kysely's Migrator runs them in the lexical order of their names (each file is
  * named as its migration), pending ones together in one transaction, on SQLite and PostgreSQL alike.
  */
-export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares];
+export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail];
 
 /** Kysely's bookkeeping table: one row per applied migration. */
 const migrationTable = 'kysely_migration';

@@ -137,6 +137,26 @@ export interface ReportSharesTable {
   last_opened_at: Timestamp | null;
 }
 
+/** An address that receives one site's monthly report by e-mail. */
+export interface ReportSubscriptionsTable {
+  id: Generated<number>;
+  account_id: number;
+  site_id: number;
+  user_id: number;
+  address: string;
+  /** The one-click unsubscribe token of its e-mails (it can do nothing else). */
+  unsubscribe_token: string;
+  created_at: Timestamp;
+}
+
+/** A monthly report e-mail that went out: never sent twice. */
+export interface ReportMailSentTable {
+  subscription_id: number;
+  /** `YYYY-MM`, the month reported. */
+  month: string;
+  sent_at: Timestamp;
+}
+
 export interface SessionsTable {
   /** SHA-256 of the session id in the cookie. */
   id_hash: string;
@@ -218,6 +238,8 @@ export interface Database {
   revisions: RevisionsTable;
   activity_log: ActivityLogTable;
   report_shares: ReportSharesTable;
+  report_subscriptions: ReportSubscriptionsTable;
+  report_mail_sent: ReportMailSentTable;
   sessions: SessionsTable;
   edit_counts: EditCountsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -16,6 +16,7 @@ import { ImportService } from './import.js';
 import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
 import { OAuthService } from './oauth/index.js';
+import { ReportSubscriptionsService } from './report-mail.js';
 import { ReportSharesService } from './report-shares.js';
 import { RevisionsService } from './revisions.js';
 import { registrationsPerHour, RequestLimiter, SignInThrottle, WindowLimiter } from './limits.js';
@@ -95,6 +96,7 @@ export function createServices(deps: ServiceDeps) {
     oauth: new OAuthService(kysely, clock),
     housekeeping: new Housekeeping(db, clock, deps.housekeeping),
     reportShares: new ReportSharesService(kysely, clock, activity),
+    reportSubscriptions: new ReportSubscriptionsService(kysely, clock),
   };
 }
 

@@ -3,6 +3,7 @@ import { AppError } from '../../core/errors.js';
 import { toDay, toTimestamp } from '../../core/time.js';
 import type { SiteRow } from '../../db/schema.js';
 import { type MonthlyReport, renderReportPdf } from '../../services/report-pdf.js';
+import { type ReportSubscription, SubscriptionRefused } from '../../services/report-mail.js';
 import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../services/report-shares.js';
 import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
@@ -106,6 +107,35 @@ function closedLink(state: 'revoked' | 'expired'): SafeHtml {
 </section>`;
 }
 
+function unsubscribed(address: string | undefined): SafeHtml {
+  return html`<section class="card narrow"><h1>${address ? 'Unsubscribed' : 'Nothing to unsubscribe'}</h1><p>${
+    address ? `${address} no longer receives this monthly report.` : 'This link names no subscription: it was already used, or the subscription was removed.'
+  }</p></section>`;
+}
+
+function subscriptionsSection(ui: UiContext, siteId: number, subscriptions: ReportSubscription[], mailOn: boolean, address: string): SafeHtml {
+  return html`<section class="card" aria-labelledby="mail-h" id="mail">
+  <h2 id="mail-h">Monthly e-mail</h2>
+  <p class="muted">On the 1st of each month, each address below receives the report of the month before: the summary with the change from the month before, the PDF attached, and a one-click unsubscribe link.${
+    mailOn ? '' : html` <strong>E-mail is off on this server (no SMTP_URL): nothing is sent until it is set.</strong>`
+  }</p>
+  <form method="post" action="/app/sites/${siteId}/subscriptions" class="stack">
+    ${csrfField(ui.session.csrfToken)}
+    <label for="mail-address">E-mail address</label>
+    <input id="mail-address" name="address" type="email" maxlength="254" required value="${address}">
+    <div class="form-actions"><button type="submit" class="primary">Add address</button></div>
+  </form>
+  ${tableWrap(
+    'Addresses receiving the report',
+    html`<tr><th scope="col">Address</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+    subscriptions.map(
+      (s) => html`<tr data-subscription-id="${s.id}"><td>${s.address}</td><td>${timestamp(s.created_at)}</td><td><form method="post" action="/app/sites/${siteId}/subscriptions/${s.id}/remove">${csrfField(ui.session.csrfToken)}<button type="submit" class="small danger">Remove<span class="visually-hidden"> ${s.address}</span></button></form></td></tr>`,
+    ),
+    'No address receives this report yet.',
+  )}
+</section>`;
+}
+
 /** The report of a share link: the same numbers as the report page, every row, nothing to click into. */
 function sharedReport(report: MonthlyReport, token: string, currentMonth: string): SafeHtml {
   const { site, month, span, stats, previous } = report;
@@ -165,7 +195,7 @@ export async function reportShareRoutes(app: FastifyInstance, options: WebOption
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireSignedIn(options));
 
-    async function render(ui: UiContext, site: SiteRow, extra: { message?: SafeHtml; created?: SafeHtml; name?: string; days?: string }) {
+    async function render(ui: UiContext, site: SiteRow, extra: { message?: SafeHtml; created?: SafeHtml; name?: string; days?: string; address?: string }) {
       const shares = await services.reportShares.list(ui.user.accountId, site.id);
       const now = toTimestamp(services.clock.now());
       return {
@@ -190,6 +220,7 @@ ${extra.created ?? ''}
     <div class="form-actions"><button type="submit" class="primary">Create link</button></div>
   </form>
 </section>
+${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.user.accountId, site.id), settings.reportMail.smtpUrl !== undefined, extra.address ?? '')}
 <section class="card" aria-labelledby="shares-h">
   <h2 id="shares-h">Links to this report</h2>
   ${tableWrap(
@@ -235,6 +266,27 @@ ${extra.created ?? ''}
       return reply.redirect(`/app/sites/${site.id}/shares?created=${created.id}`, 303);
     });
 
+    signedIn.post<{ Params: { id: string }; Body: { address?: unknown } }>('/app/sites/:id/subscriptions', async (request, reply) => {
+      const ui = uiOf(request);
+      const site = await ownSite(options, ui, request.params.id);
+      const address = textField(request.body?.address);
+      try {
+        await services.reportSubscriptions.subscribe(site, ui.user.userId, address);
+      } catch (error) {
+        if (!(error instanceof SubscriptionRefused)) throw error;
+        return sendPage(reply, ui, await render(ui, site, { message: notice('error', error.message), address }), 422);
+      }
+      return reply.redirect(`/app/sites/${site.id}/shares#mail`, 303);
+    });
+
+    signedIn.post<{ Params: { id: string; subscriptionId: string } }>('/app/sites/:id/subscriptions/:subscriptionId/remove', async (request, reply) => {
+      const ui = uiOf(request);
+      const site = await ownSite(options, ui, request.params.id);
+      const id = /^[1-9]\d{0,8}$/.test(request.params.subscriptionId) ? Number(request.params.subscriptionId) : 0;
+      await services.reportSubscriptions.remove(ui.user.accountId, site.id, id);
+      return reply.redirect(`/app/sites/${site.id}/shares#mail`, 303);
+    });
+
     signedIn.post<{ Params: { id: string; shareId: string } }>('/app/sites/:id/shares/:shareId/revoke', async (request, reply) => {
       const ui = uiOf(request);
       const site = await ownSite(options, ui, request.params.id);
@@ -262,6 +314,21 @@ ${extra.created ?? ''}
       '/assets/vendor/chart.umd.min.js',
       '/assets/report.js',
     ]);
+  });
+
+  // One click: the e-mail's link shows a button (link scanners only GET); mail clients POST (RFC 8058).
+  app.get<{ Params: { token: string } }>('/unsubscribe/:token', async (request, reply) => {
+    if (!(await services.reportSubscriptions.exists(request.params.token))) return sendSharePage(reply, 'Not subscribed', unsubscribed(undefined), 404);
+    return sendSharePage(
+      reply,
+      'Unsubscribe',
+      html`<section class="card narrow"><h1>Stop the monthly report?</h1><form method="post" action="/unsubscribe/${request.params.token}"><button type="submit" class="primary">Unsubscribe</button></form></section>`,
+    );
+  });
+
+  app.post<{ Params: { token: string } }>('/unsubscribe/:token', async (request, reply) => {
+    const address = await services.reportSubscriptions.unsubscribe(request.params.token);
+    return sendSharePage(reply, address ? 'Unsubscribed' : 'Not subscribed', unsubscribed(address), address ? 200 : 404);
   });
 
   app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token/report.pdf', async (request, reply) => {

@@ -1,0 +1,139 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReportMailJob } from '../../src/services/report-mail.js';
+import { loadMonthlyReport } from '../../src/web/report-data.js';
+import { seedSite } from '../helpers/fixtures.js';
+import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { csrfOf, InjectBrowser } from '../web/browser.js';
+
+interface Received {
+  to: string[];
+  raw: string;
+}
+
+describe('monthly report e-mail', () => {
+  let h: Harness;
+  let smtp: SMTPServer;
+  let smtpUrl: string;
+  const inbox: Received[] = [];
+  let siteId: number;
+  let browser: InjectBrowser;
+  let aliceEmail: string;
+
+  const job = () =>
+    new ReportMailJob(h.services.db, h.clock, { smtpUrl, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl }, (actor, site, month) =>
+      loadMonthlyReport(h.services, actor, site, month),
+    );
+
+  beforeAll(async () => {
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      onData(stream, session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+    h = await startHarness({ clock: new TestClock(new Date('2026-11-20T12:00:00Z')) });
+    const alice = await createCustomer(h.services);
+    aliceEmail = alice.email;
+    siteId = (
+      await seedSite(h.services, alice.email, {
+        name: 'Mail Bakery',
+        articles: [
+          { status: 'published', title: 'November one', published_at: '2026-11-03T09:00:00Z' },
+          { status: 'published', title: 'November two', published_at: '2026-11-04T09:00:00Z' },
+          { status: 'published', title: 'October one', published_at: '2026-10-04T09:00:00Z' },
+        ],
+        backlinks: [
+          { category: 'industry', acquired_at: '2026-11-04T09:00:00Z', anchor_text: 'MAIL-ANCHOR' },
+          { category: 'local', acquired_at: '2026-10-04T09:00:00Z' },
+        ],
+      })
+    ).siteId;
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+  });
+
+  /** A fresh sign-in: the test clock moves past a session's life. */
+  async function signedIn(): Promise<InjectBrowser> {
+    browser = new InjectBrowser(h.app);
+    await browser.signIn(aliceEmail);
+    return browser;
+  }
+
+  async function subscribe(address: string) {
+    await signedIn();
+    const form = await browser.get(`/app/sites/${siteId}/shares`);
+    return browser.post(`/app/sites/${siteId}/subscriptions`, { _csrf: csrfOf(form.body), address });
+  }
+
+  it('subscribes addresses in the UI, refusing bad ones, and says e-mail is off without SMTP_URL', async () => {
+    expect((await subscribe('client@example.com')).statusCode).toBe(303);
+    expect((await subscribe('Boss@Example.com')).statusCode).toBe(303);
+    for (const [address, message] of [
+      ['not an address', 'Give one e-mail address'],
+      ['a@b.example, c@d.example', 'Give one e-mail address'],
+      ['client@example.com', 'already receives this report'],
+    ] as const) {
+      const refused = await subscribe(address);
+      expect(refused.statusCode).toBe(422);
+      expect(refused.body).toContain(message);
+    }
+    await signedIn();
+    const page = await browser.get(`/app/sites/${siteId}/shares`);
+    expect(page.body).toContain('boss@example.com');
+    expect(page.body).toContain('E-mail is off on this server');
+    expect(await h.services.db.kysely.selectFrom('report_subscriptions').select('address').execute()).toHaveLength(2);
+  });
+
+  it('sends the month before on the 1st, once, with the summary, the PDF and a one-click unsubscribe', async () => {
+    h.clock.set('2026-12-01T00:30:00Z');
+    await subscribe('late@example.com'); // subscribed in December: gets December's report, not November's
+    expect(await job().runOnce()).toBe(2);
+    expect(inbox.map((m) => m.to[0]).sort()).toEqual(['boss@example.com', 'client@example.com']);
+    const mail = inbox.find((m) => m.to[0] === 'client@example.com')!.raw;
+    expect(mail).toContain('Subject: Mail Bakery: monthly report for November 2026');
+    expect(mail).toContain('Articles published: 2 (+1, +100%)');
+    expect(mail).toContain('Industry backlinks: 1 (+1)');
+    expect(mail).toContain('Local backlinks: 0 (-1, -100%)');
+    expect(mail).toContain('Content-Type: application/pdf; name=report-2026-11.pdf');
+    expect(mail).toContain('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
+    const unsubscribeUrl = /List-Unsubscribe:\s*<([^>]+)>/.exec(mail)![1]!;
+    expect(unsubscribeUrl.startsWith(`${h.settings.publicUrl}/unsubscribe/ru_`)).toBe(true);
+
+    // A second run, a restarted node and two nodes at once send nothing more.
+    expect(await job().runOnce()).toBe(0);
+    expect((await Promise.all([job().runOnce(), job().runOnce()])).reduce((a, b) => a + b, 0)).toBe(0);
+    expect(inbox).toHaveLength(2);
+
+    const path = new URL(unsubscribeUrl).pathname;
+    const confirm = await h.app.inject({ method: 'GET', url: path });
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain('Stop the monthly report?');
+    const oneClick = await h.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(oneClick.statusCode).toBe(200);
+    expect(oneClick.body).toContain('client@example.com no longer receives this monthly report');
+    expect((await h.app.inject({ method: 'POST', url: path })).statusCode).toBe(404);
+    expect((await h.app.inject({ method: 'GET', url: '/unsubscribe/ru_nothing' })).statusCode).toBe(404);
+  });
+
+  it('sends the next month to the addresses still subscribed, two nodes racing sending each once', async () => {
+    h.clock.set('2027-01-01T03:00:00Z');
+    const [a, b] = await Promise.all([job().runOnce(), job().runOnce()]);
+    expect(a + b).toBe(2);
+    const january = inbox.slice(2);
+    expect(january.map((m) => m.to[0]).sort()).toEqual(['boss@example.com', 'late@example.com']);
+    expect(january[0]!.raw).toContain('monthly report for December 2026');
+  });
+});
