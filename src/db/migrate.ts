@@ -9,12 +9,13 @@ import { oauth } from './migrations/004_oauth.js';
 import { counters } from './migrations/005_counters.js';
 import { articleDerived } from './migrations/006_article_derived.js';
 import { sessionFlash } from './migrations/007_session_flash.js';
+import { bodySanitizer } from './migrations/012_body_sanitizer.js';
 
 /**
  * Every migration; Kysely's Migrator runs them in the lexical order of their names (each file is
  * named as its migration), pending ones together in one transaction, on SQLite and PostgreSQL alike.
  */
-export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash];
+export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, bodySanitizer];
 
 /** Kysely's bookkeeping table: one row per applied migration. */
 const migrationTable = 'kysely_migration';
