@@ -31,7 +31,7 @@ const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).p
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 const { newApiKey, sha256 } = await import(`${dist}/core/secrets.js`);
-const { protectedLinksOf, wordCount } = await import(`${dist}/core/html.js`);
+const { protectedLinksOf, sanitizeTrusted, SANITIZER_VERSION, wordCount } = await import(`${dist}/core/html.js`);
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -97,6 +97,7 @@ const articleColumns = (
   ).execute(db)
 ).rows.map((r) => r.name);
 const storesProtectedLinks = articleColumns.includes('protected_links');
+const storesSanitizer = articleColumns.includes('body_sanitizer');
 
 const protectedLink = (i) => `<a href="https://partner${i}.example/offer" data-service-protected="backlink">partner offer ${i}</a>`;
 const internalLink = (i) => `<a href="/guides/${i}" data-service-protected="internal">guide ${i}</a>`;
@@ -105,7 +106,12 @@ const articleBody = (k) =>
   `incididunt ut labore et dolore magna aliqua.</p>` +
   '<p>Ut enim ad minim veniam, quis nostrud <strong>exercitation</strong> ullamco laboris nisi ut aliquip ex ea commodo consequat. '.repeat(8) +
   `See ${internalLink(k % 5)}.</p>`;
-const derived = (body) => ({ word_count: wordCount(body), ...(storesProtectedLinks ? { protected_links: JSON.stringify(protectedLinksOf(body)) } : {}) });
+// Bodies are stored as import stores them: sanitised, with what the service derives from them.
+const derived = (body) => ({
+  word_count: wordCount(body),
+  ...(storesProtectedLinks ? { protected_links: JSON.stringify(protectedLinksOf(body)) } : {}),
+  ...(storesSanitizer ? { body_sanitizer: SANITIZER_VERSION } : {}),
+});
 
 /** About `bytes` of article HTML with protected links, and `[m{i}a]` once for each i < 50. */
 function longBody(bytes, variant = '') {
@@ -221,7 +227,7 @@ const reader = await services.users.create({ email: 'reader@bench.example', pass
 const readKeys = await keysOf(reader, readKeyCount);
 const big = await site(reader.account_id, 'big');
 const small = await site(reader.account_id, 'small');
-const bodies = Array.from({ length: 35 }, (_, k) => articleBody(k));
+const bodies = Array.from({ length: 35 }, (_, k) => sanitizeTrusted(articleBody(k)));
 await bulkInsert('articles', size.bigArticles, (k) => articleRow(big, reader.account_id, k, bodies[k % 35]));
 await bulkInsert('articles', size.smallArticles, (k) => articleRow(small, reader.account_id, k, bodies[k % 35]));
 await bulkInsert('backlinks', size.bigBacklinks, (j) => backlinkRow(big, reader.account_id, j));
@@ -229,11 +235,11 @@ await bulkInsert('backlinks', size.smallBacklinks, (j) => backlinkRow(small, rea
 const smallArticleIds = (await db.selectFrom('articles').select('id').where('site_id', '=', small).orderBy('id').execute()).map((r) => r.id);
 
 // Writers: accounts with ~100 KB articles to PATCH and ~4.9 MB ones to PUT, ten keys each.
-const patchBody = longBody(100_000);
+const patchBody = sanitizeTrusted(longBody(100_000));
 const putBodies = ['', ' (revised)'].map((variant) => {
   let body = longBody(4_900_000, variant);
   while (JSON.stringify({ body }).length > 5_000_000) body = body.slice(0, body.lastIndexOf('<p>', body.length - 1000));
-  return body;
+  return sanitizeTrusted(body);
 });
 const writers = [];
 for (let w = 0; w < writerAccounts; w++) {
@@ -291,6 +297,15 @@ const profileDir = new URL('./profiles', import.meta.url).pathname;
 if (profile) mkdirSync(profileDir, { recursive: true });
 const server = start('./server.mjs', env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
 const port = await server.ready;
+
+/** The server's peak resident set so far (Linux VmHWM), per phase, to tell which load grows it. */
+const peaks = [];
+async function notePeak(phase) {
+  const status = await readFile(`/proc/${server.child.pid}/status`, 'utf8').catch(() => undefined);
+  const mb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status ?? '')?.[1] ?? NaN) / 1024;
+  peaks.push(`${phase} ${fmt(mb('VmHWM'))}`);
+  console.log(`  server RSS after ${phase}: ${fmt(mb('VmRSS'))} MB now, ${fmt(mb('VmHWM'))} MB peak`);
+}
 
 let keyTurn = 0;
 const readKey = () => readKeys[keyTurn++ % readKeys.length];
@@ -374,6 +389,7 @@ if (only.includes('scale')) {
 
 // ---------------------------------------------------------------------------------------------
 // 2. Near the floor.
+if (only.includes('scale')) await notePeak('scale');
 if (only.includes('floor')) {
   const floor = start('./floor.mjs', { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { SQLITE_FILE: sqliteFile }) });
   const floorPort = await floor.ready;
@@ -413,6 +429,7 @@ if (only.includes('floor')) {
 
 // ---------------------------------------------------------------------------------------------
 // 3. The loop stays free, and writes.
+if (only.includes('floor')) await notePeak('floor');
 if (only.includes('loop')) {
   // Each PATCH takes a free article, toggles its 50 markers [m{i}a] <-> [m{i}b] and gives it back.
   const patchFree = writers.flatMap((w) => w.patch.map((id) => ({ id, keys: w.keys, state: 'a' })));
@@ -473,6 +490,7 @@ if (only.includes('loop')) {
     ok: patchAlone.rps >= 100 && patchAlone.errors === 0,
   });
   console.log(`  ${rows.at(-1).check}: ${rows.at(-1).measured}`);
+  await notePeak('PATCH alone');
 
   await server.ask('reset', 'reset');
   const [health, smallRead, puts, patches, reads] = await Promise.all([
@@ -510,13 +528,14 @@ if (only.includes('loop')) {
   for (const row of rows.slice(-3)) console.log(`  ${row.check}: ${row.measured}`);
 }
 
+if (only.includes('loop')) await notePeak('loop');
 // The kernel's high-water mark of the server's resident set (Linux); elsewhere, RSS at the end.
 const peakRssMb = await readFile(`/proc/${server.child.pid}/status`, 'utf8')
   .then((status) => Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024)
   .catch(async () => (await server.ask('report', 'delayMaxMs')).rssMb);
 rows.push({
   check: 'Server peak RSS over the whole run',
-  measured: `${fmt(peakRssMb)} MB`,
+  measured: `${fmt(peakRssMb)} MB (peak after ${peaks.join(', ')} MB)`,
   ratio: `${fmt(peakRssMb)} MB`,
   target: '< 250 MB',
   ok: peakRssMb < 250,

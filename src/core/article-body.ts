@@ -6,7 +6,18 @@
  */
 import { AppError, type ErrorBody, type ProtectedLink } from './errors.js';
 import { explainFailures } from './near-match.js';
-import { applyReplacements, describeBody, protectedAnchorKeysOf, type Replacement, sanitizeAndScan, violatedAmong } from './html.js';
+import {
+  applyReplacements,
+  applyTextReplacements,
+  describeBody,
+  plainTextReplacements,
+  protectedAnchorKeysOf,
+  type Replacement,
+  type ReplacementFailure,
+  sanitizeAndScan,
+  scanSanitized,
+  violatedAmong,
+} from './html.js';
 
 /** A whole new body, or replacements in the current one (none: the body stays as it is). */
 export type BodyChange = { body: string } | { replacements: readonly Replacement[] };
@@ -17,6 +28,8 @@ export interface NextBody {
   sanitized: string[];
   word_count: number;
   protected_links: ProtectedLink[];
+  /** Whether `body` is the current sanitiser's output (then stored with `SANITIZER_VERSION`). */
+  clean: boolean;
 }
 
 export type NextBodyOutcome = { ok: true; next: NextBody } | { ok: false; error: ErrorBody };
@@ -28,45 +41,83 @@ export function changeSize(current: string, change: BodyChange): number {
 }
 
 /**
+ * Plain-text replacements in a clean body skip the sanitiser's passes: what is left (two scans)
+ * costs about a quarter of the full path, so a change up to four times the inline size may try it
+ * inline (`nextBodyInText`) before going to a worker.
+ */
+export const PLAIN_TEXT_SHARE = 0.25;
+
+/**
  * Parses the current body once (its protected anchors), sanitises the new one once and scans
  * the result once (its anchors and words), where checking each property separately parsed a
- * PATCHed body seven times.
+ * PATCHed body seven times. `currentClean` says the current body is the current sanitiser's
+ * output: replacements of plain text in its text then need no sanitising (`nextBodyInText`).
  */
-export function nextBody(current: string, change: BodyChange): NextBodyOutcome {
-  try {
-    if ('replacements' in change && change.replacements.length === 0) {
-      // The body stays as stored (sanitised and guarded when it was written).
-      const { anchors, words } = describeBody(current);
-      return { ok: true, next: { body: current, sanitized: [], word_count: words, protected_links: anchors.map(({ link }) => link) } };
-    }
-    let body: string;
-    if ('body' in change) {
-      body = change.body;
-    } else {
-      const replaced = applyReplacements(current, change.replacements);
-      if (!replaced.ok) {
-        const error = new AppError('replacement_failed', 'Some replacements did not match as required; nothing was saved.', {
-          failures: explainFailures(current, change.replacements, replaced.failures),
-        });
-        return { ok: false, error: error.toBody() };
-      }
-      body = replaced.body;
-    }
-    const before = protectedAnchorKeysOf(current);
-    const clean = sanitizeAndScan(body, { protectedBefore: before.map(({ canonical }) => canonical) });
-    const violated = before.length === 0 ? [] : violatedAmong(before, clean.anchors.map(({ canonical }) => canonical));
-    if (violated.length > 0) {
-      const error = new AppError(
-        'protected_links_violation',
-        'The edit removes or rewrites links the service inserted; keep each of them exactly as it is. Nothing was saved.',
-        { protected_links: violated },
-      );
-      return { ok: false, error: error.toBody() };
-    }
+export function nextBody(current: string, change: BodyChange, currentClean = false): NextBodyOutcome {
+  if ('replacements' in change && change.replacements.length === 0) {
+    // The body stays as stored (sanitised and guarded when it was written).
+    const { anchors, words } = describeBody(current);
     return {
       ok: true,
-      next: { body: clean.html, sanitized: clean.removed, word_count: clean.words, protected_links: clean.anchors.map(({ link }) => link) },
+      next: { body: current, sanitized: [], word_count: words, protected_links: anchors.map(({ link }) => link), clean: currentClean },
     };
+  }
+  const inText = currentClean && 'replacements' in change ? nextBodyInText(current, change.replacements) : undefined;
+  return inText ?? outcomeOf(() => {
+    const body = 'body' in change ? change.body : replaced(current, change.replacements, applyReplacements(current, change.replacements));
+    return guarded(current, sanitizeAndScan, body);
+  });
+}
+
+/**
+ * The next body of a clean `current` when every replacement is plain text found only in text
+ * (`applyTextReplacements`): the result is clean as it is, so only the guard and the scan run.
+ * Undefined when the change is not of that kind.
+ */
+export function nextBodyInText(current: string, replacements: readonly Replacement[]): NextBodyOutcome | undefined {
+  if (!plainTextReplacements(replacements)) return undefined;
+  return outcomeOf(() => {
+    const inText = applyTextReplacements(current, replacements);
+    return inText === undefined ? undefined : guarded(current, scanSanitized, replaced(current, replacements, inText));
+  });
+}
+
+/** The body after replacements, or their failures thrown, each with what would fix it. */
+function replaced(
+  current: string,
+  replacements: readonly Replacement[],
+  outcome: { ok: true; body: string } | { ok: false; failures: ReplacementFailure[] },
+): string {
+  if (!outcome.ok) {
+    throw new AppError('replacement_failed', 'Some replacements did not match as required; nothing was saved.', {
+      failures: explainFailures(current, replacements, outcome.failures),
+    });
+  }
+  return outcome.body;
+}
+
+/** `body` sanitised by `clean` (or found clean), then guarded against `current`'s protected anchors. */
+function guarded(current: string, clean: typeof sanitizeAndScan, body: string): NextBodyOutcome {
+  const before = protectedAnchorKeysOf(current);
+  const result = clean(body, { protectedBefore: before.map(({ canonical }) => canonical) });
+  const violated = before.length === 0 ? [] : violatedAmong(before, result.anchors.map(({ canonical }) => canonical));
+  if (violated.length > 0) {
+    throw new AppError(
+      'protected_links_violation',
+      'The edit removes or rewrites links the service inserted; keep each of them exactly as it is. Nothing was saved.',
+      { protected_links: violated },
+    );
+  }
+  return {
+    ok: true,
+    next: { body: result.html, sanitized: result.removed, word_count: result.words, protected_links: result.anchors.map(({ link }) => link), clean: true },
+  };
+}
+
+/** Runs `compute`, returning a refusal as a value: an AppError does not cross a thread boundary. */
+function outcomeOf<T extends NextBodyOutcome | undefined>(compute: () => T): T | NextBodyOutcome {
+  try {
+    return compute();
   } catch (error) {
     if (error instanceof AppError) return { ok: false, error: error.toBody() };
     throw error;

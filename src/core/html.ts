@@ -50,6 +50,13 @@ const MAY_HOLD_DROPPED = new RegExp(`<(?:${DROPPED_WITH_CONTENT.join('|')})[\\s/
  */
 export const MAX_NESTING_DEPTH = 256;
 
+/**
+ * The version of the sanitiser's rules, stored with every body it printed (`articles.body_sanitizer`).
+ * Bump it whenever a change to the allowlist or to `clean` may print a stored body differently:
+ * bodies of an older version then take the full sanitising path on their next edit.
+ */
+export const SANITIZER_VERSION = 1;
+
 /** The longest body a replacement may produce (a JSON request body is at most 5 MiB anyway). */
 export const MAX_BODY_LENGTH = 5_000_000;
 
@@ -239,14 +246,29 @@ export function sanitizeBody(html: string, options: { protectedBefore: readonly 
 /** `sanitizeBody`, with the protected anchors and words of the result from the same scan. */
 export function sanitizeAndScan(html: string, options: { protectedBefore: readonly string[] }): SanitizedBody {
   const pass = clean(html);
-  const removed = describeRemovals(pass, html);
+  return withMarkersChecked(pass.html, describeRemovals(pass, html), options.protectedBefore);
+}
+
+/**
+ * `sanitizeAndScan` of a body the sanitiser would leave as it is (see `applyTextReplacements`):
+ * the same marker allowance and scan, without the sanitiser's parses.
+ */
+export function scanSanitized(html: string, options: { protectedBefore: readonly string[] }): SanitizedBody {
+  return withMarkersChecked(html, new Set(), options.protectedBefore);
+}
+
+/**
+ * Keeps a marker only on an anchor identical to one protected before (at most as many times),
+ * and scans the result once for its protected anchors and words. `html` is the sanitiser's output.
+ */
+function withMarkersChecked(html: string, removed: Set<string>, protectedBefore: readonly string[]): SanitizedBody {
   const allowance = new Map<string, number>();
-  for (const canonical of options.protectedBefore) allowance.set(canonical, (allowance.get(canonical) ?? 0) + 1);
+  for (const canonical of protectedBefore) allowance.set(canonical, (allowance.get(canonical) ?? 0) + 1);
 
   let out = '';
   let copied = 0;
-  // Dropping a marker changes no text, so the scan of the pass counts the result's words too.
-  const scanned = scanBody(pass.html, true);
+  // Dropping a marker changes no text, so this scan counts the result's words too.
+  const scanned = scanBody(html, true);
   const kept: ProtectedAnchorKey[] = [];
   for (const anchor of scanned.anchors) {
     const left = allowance.get(anchor.canonical) ?? 0;
@@ -257,12 +279,12 @@ export function sanitizeAndScan(html: string, options: { protectedBefore: readon
     }
     // The sanitiser prints the marker exactly like this, and `"` inside values is escaped, so
     // this can only match the attribute itself.
-    const openTag = pass.html.slice(anchor.openTag.start, anchor.openTag.end);
-    out += pass.html.slice(copied, anchor.openTag.start) + openTag.replace(` ${MARKER}="${anchor.link.type}"`, '');
+    const openTag = html.slice(anchor.openTag.start, anchor.openTag.end);
+    out += html.slice(copied, anchor.openTag.start) + openTag.replace(` ${MARKER}="${anchor.link.type}"`, '');
     copied = anchor.openTag.end;
     removed.add(`${MARKER} attribute on a new link`);
   }
-  return { html: out + pass.html.slice(copied), removed: [...removed], anchors: kept, words: scanned.words };
+  return { html: out + html.slice(copied), removed: [...removed], anchors: kept, words: scanned.words };
 }
 
 /** A sanitised body with what one scan of it found. */
@@ -458,6 +480,74 @@ export function applyReplacements(
     }
     current = pieces.join(replace);
   });
+  return failures.length > 0 ? { ok: false, failures } : { ok: true, body: current };
+}
+
+/**
+ * Characters a replacement may hold and still take the fast path: none that is markup (`<`, `>`),
+ * starts an entity (`&`), or that the sanitiser removes from text (NUL, bidi and formatting controls).
+ */
+const TEXT_SAFE = /^[^<>&\0\u202A-\u202E\u2066-\u206F]*$/;
+
+/** Entities in sanitised text are `&amp;`, `&lt;` and `&gt;`; an `&` this close may open one that is still open. */
+const ENTITY_REACH = 8;
+
+/**
+ * Whether every occurrence at `at` (ascending) of a `find` without `<`, `>` and `&` lies in text
+ * of the sanitised `body`: outside every tag and every entity. In sanitiser output `<` and `>`
+ * occur only as tag delimiters (text and attribute values escape them), so one forward pass over
+ * the delimiters places each occurrence, and an occurrence that starts in text ends there.
+ */
+function allInText(body: string, at: readonly number[]): boolean {
+  let inTag = false;
+  // The next delimiter that would flip `inTag`; found once per flip, so the pass stays linear.
+  let next = body.indexOf('<');
+  for (const start of at) {
+    while (next !== -1 && next < start) {
+      inTag = !inTag;
+      next = body.indexOf(inTag ? '>' : '<', next + 1);
+    }
+    if (inTag) return false;
+    const before = body.slice(Math.max(0, start - ENTITY_REACH), start);
+    const entity = before.lastIndexOf('&');
+    if (entity !== -1 && !before.includes(';', entity)) return false;
+  }
+  return true;
+}
+
+/** Whether every replacement is plain text (`TEXT_SAFE`), the kind `applyTextReplacements` may take. */
+export function plainTextReplacements(replacements: readonly Replacement[]): boolean {
+  return replacements.every(({ find, replace = '' }) => TEXT_SAFE.test(find) && TEXT_SAFE.test(replace));
+}
+
+/**
+ * `applyReplacements` where the sanitiser provably has nothing to do: on a body that is its own
+ * sanitised form, replacements of plain text (`TEXT_SAFE`) that occur only in text give a body
+ * the sanitiser leaves as it is (a property test holds the two paths equal). Undefined when a
+ * replacement is not of that kind: the caller then sanitises. Failures are the same either way.
+ */
+export function applyTextReplacements(
+  body: string,
+  replacements: readonly Replacement[],
+): { ok: true; body: string } | { ok: false; failures: ReplacementFailure[] } | undefined {
+  if (!plainTextReplacements(replacements)) return undefined;
+  let current = body;
+  const failures: ReplacementFailure[] = [];
+  for (const [index, { find, replace = '', all = false }] of replacements.entries()) {
+    const at: number[] = [];
+    if (find !== '') {
+      for (let found = current.indexOf(find); found !== -1; found = current.indexOf(find, found + find.length)) at.push(found);
+    }
+    if (at.length === 0 || (at.length > 1 && !all)) {
+      failures.push({ index, matches: at.length });
+      continue;
+    }
+    if (current.length + at.length * (replace.length - find.length) > MAX_BODY_LENGTH) {
+      throw validationFailed({ [`replacements.${index}.replace`]: [`The body would grow past ${MAX_BODY_LENGTH} characters.`] });
+    }
+    if (!allInText(current, at)) return undefined;
+    current = current.split(find).join(replace);
+  }
   return failures.length > 0 ? { ok: false, failures } : { ok: true, body: current };
 }
 

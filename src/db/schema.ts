@@ -65,6 +65,8 @@ export interface ArticlesTable {
   current_revision_id: number | null;
   /** JSON of the body's protected links (as GET returns them), written with the body. */
   protected_links: string | null;
+  /** `SANITIZER_VERSION` when `body` is that sanitiser's output; null for bodies stored before. */
+  body_sanitizer: number | null;
   /** Bumped on every change; the ETag is derived from it. */
   version: number;
   created_at: Timestamp;

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
-import type { Replacement } from '../core/html.js';
+import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
@@ -55,7 +55,7 @@ export interface EditInput {
 }
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
-type NextState = ArticleState & { sanitized: string[]; word_count: number | null; protected_links: ProtectedLink[] };
+type NextState = ArticleState & { sanitized: string[]; word_count: number | null; protected_links: ProtectedLink[]; clean: boolean };
 
 /** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
 function ifMatchHolds(header: string, etag: string): boolean {
@@ -76,7 +76,7 @@ const sameState = (a: ArticleState, b: ArticleState) =>
   a.title === b.title && a.body === b.body && a.meta_description === b.meta_description && a.featured_image_url === b.featured_image_url;
 
 /** What a new body brings to the next state. */
-type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links'>;
+type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links' | 'clean'>;
 
 /** The next state with a new body and, where given, a new title and meta description. */
 const withTexts = (
@@ -159,7 +159,7 @@ export class ArticleWritesService {
 
   /** The body after `change`, sanitised and guarded; a refusal is thrown as its AppError. */
   private async bodyFor(actor: Actor, row: ArticleRow, change: BodyChange): Promise<BodyContent> {
-    const outcome = await this.html.nextBody(actor.accountId, row.body, change);
+    const outcome = await this.html.nextBody(actor.accountId, row.body, change, row.body_sanitizer === SANITIZER_VERSION);
     if (!outcome.ok) throw AppError.fromBody(outcome.error);
     return outcome.next;
   }
@@ -213,8 +213,8 @@ export class ArticleWritesService {
       if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
         throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
       }
-      const { sanitized, word_count, protected_links, ...state } = await next(row);
-      const derived = { word_count, protected_links: JSON.stringify(protected_links) };
+      const { sanitized, word_count, protected_links, clean, ...state } = await next(row);
+      const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
       if (options.dryRun || sameState(state, stateOf(row))) {
         return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
@@ -231,7 +231,7 @@ export class ArticleWritesService {
   private store(
     actor: Actor,
     row: ArticleRow,
-    state: ArticleState & { word_count: number | null; protected_links: string },
+    state: ArticleState & { word_count: number | null; protected_links: string; body_sanitizer: number | null },
     sanitized: string[],
     reason: string | null,
     idempotencyKey: string | undefined,
@@ -243,7 +243,7 @@ export class ArticleWritesService {
       const now = this.clock.now();
       const counted = actor.channel === 'api' || actor.channel === 'mcp';
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
-      const { word_count: _words, protected_links: _links, ...revised } = state;
+      const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
       const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
       const saved = await trx
         .updateTable('articles')

@@ -8,7 +8,7 @@
  * flight per account (dry runs included), and `timeoutMs` of work per task.
  */
 import { Piscina } from 'piscina';
-import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { type BodyChange, changeSize, nextBody, nextBodyInText, type NextBodyOutcome, PLAIN_TEXT_SHARE } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import type { HtmlTask } from './html-worker.js';
 
@@ -52,10 +52,17 @@ export class HtmlPool {
     return total;
   }
 
-  /** The next body for `change`; refusals of the change itself come back as values. */
-  async nextBody(accountId: number, current: string, change: BodyChange): Promise<NextBodyOutcome> {
+  /**
+   * The next body for `change` (`currentClean`: see core `nextBody`); refusals of the change
+   * itself come back as values.
+   */
+  async nextBody(accountId: number, current: string, change: BodyChange, currentClean = false): Promise<NextBodyOutcome> {
     const size = changeSize(current, change);
-    if (size < this.settings.inlineBelow) return nextBody(current, change);
+    if (size < this.settings.inlineBelow) return nextBody(current, change, currentClean);
+    if (currentClean && 'replacements' in change && size * PLAIN_TEXT_SHARE < this.settings.inlineBelow) {
+      const inText = nextBodyInText(current, change.replacements);
+      if (inText !== undefined) return inText;
+    }
     const running = this.inFlight.get(accountId) ?? 0;
     if (running >= this.settings.perAccount) {
       throw busy(
@@ -69,7 +76,7 @@ export class HtmlPool {
     }
     this.inFlight.set(accountId, running + 1);
     try {
-      return await this.run(this.started(), current, change, size);
+      return await this.run(this.started(), { current, change, currentClean }, size);
     } finally {
       const left = (this.inFlight.get(accountId) ?? 1) - 1;
       if (left === 0) this.inFlight.delete(accountId);
@@ -78,7 +85,7 @@ export class HtmlPool {
   }
 
   /** Runs one task, stopping its worker `timeoutMs` after the task started (not queued). */
-  private async run(pool: Piscina<HtmlTask, NextBodyOutcome>, current: string, change: BodyChange, size: number): Promise<NextBodyOutcome> {
+  private async run(pool: Piscina<HtmlTask, NextBodyOutcome>, task: Omit<HtmlTask, 'started'>, size: number): Promise<NextBodyOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -99,7 +106,7 @@ export class HtmlPool {
       }, this.settings.timeoutMs);
     });
     try {
-      return await pool.run({ current, change, started }, { signal: abort.signal });
+      return await pool.run({ ...task, started }, { signal: abort.signal });
     } catch (error) {
       if (timedOut) {
         throw validationFailed({

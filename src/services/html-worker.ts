@@ -7,13 +7,14 @@ import { type BodyChange, nextBody, type NextBodyOutcome } from '../core/article
 export interface HtmlTask {
   current: string;
   change: BodyChange;
+  currentClean: boolean;
   /** One Int32 cell, set to 1 when the task starts. */
   started: SharedArrayBuffer;
 }
 
-export default function run({ current, change, started }: HtmlTask): NextBodyOutcome {
+export default function run({ current, change, currentClean, started }: HtmlTask): NextBodyOutcome {
   const cell = new Int32Array(started);
   Atomics.store(cell, 0, 1);
   Atomics.notify(cell, 0);
-  return nextBody(current, change);
+  return nextBody(current, change, currentClean);
 }

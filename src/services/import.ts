@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
-import { sanitizeTrusted, wordCount } from '../core/html.js';
+import { SANITIZER_VERSION, sanitizeTrusted, wordCount } from '../core/html.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Database } from '../db/schema.js';
@@ -325,6 +325,7 @@ class ImportWriter {
         target_keyword: a.target_keyword ?? null,
         word_count: wordCount(body),
         protected_links: protectedLinksColumn(body),
+        body_sanitizer: SANITIZER_VERSION,
         featured_image_url: a.featured_image_url ?? null,
         meta_description: a.meta_description ?? null,
         body,

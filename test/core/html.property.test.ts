@@ -11,6 +11,7 @@ import {
   wordCount,
   type Replacement,
 } from '../../src/core/html.js';
+import { anyHtml, textChar } from '../fixtures/html-arbitraries.js';
 import { unsafeParts } from '../fixtures/xss-vectors.js';
 
 // Thousands of generated bodies per property: give them room on a busy two-core CI machine.
@@ -19,72 +20,6 @@ vi.setConfig({ testTimeout: 180_000 });
 const runs = { numRuns: 400 };
 /** The sanitiser's fixed point hides in rare structures (`<th><div><td>`): search harder. */
 const manyRuns = { numRuns: 1500 };
-
-// ---------------------------------------------------------------------------------------------
-// Arbitrary HTML: allowed and disallowed elements, protected anchors, hostile attributes, stray
-// and unclosed tags, and text full of & < > " characters.
-
-const textChar = fc.constantFrom('a', 'b', 'Z', ' ', '\n', '&', '<', '>', '"', "'", ';', '#', 'x', '1', 'é', '\u00a0', '=', '/');
-const rawText = fc.string({ unit: textChar, maxLength: 12 });
-
-const tags = fc.constantFrom(
-  'p', 'h2', 'ul', 'ol', 'li', 'a', 'strong', 'em', 'b', 'span', 'blockquote', 'pre', 'code', 'figure', 'figcaption',
-  'table', 'thead', 'tbody', 'tr', 'th', 'td', // allowed
-  'div', 'font', 'section', 'script', 'style', 'svg', 'math', 'iframe', 'noscript', 'template', 'textarea', 'select',
-  'option', 'title', 'xmp', 'form', 'mtext', 'mglyph', 'A', 'SCRIPT',
-);
-const attributeNames = fc.constantFrom(
-  'href', 'src', 'title', 'rel', 'target', 'class', 'style', 'onclick', 'onerror', 'data-service-protected',
-  'DATA-SERVICE-PROTECTED', 'colspan', 'alt', 'id', 'srcset', 'formaction',
-);
-const attributeValues = fc.oneof(
-  fc.constantFrom(
-    'https://x.example/a', '/rel?a=1&amp;b=2', 'javascript:alert(1)', 'JaVa&#09;script:x', ' data:text/html,x',
-    'mailto:a@b.example', '#f', '', '//h.example/p', 'backlink', 'internal', 'vbscript:x', '&#x6A;avascript:x',
-  ),
-  rawText,
-);
-const attributes = fc
-  .array(fc.tuple(attributeNames, attributeValues, fc.constantFrom('"', "'", '')), { maxLength: 3 })
-  .map((list) => list.map(([name, value, quote]) => ` ${name}=${quote}${value}${quote}`).join(''));
-
-const protectedAnchor = fc
-  .tuple(fc.constantFrom('https://p.example/A', '/in/x?y=1&amp;z=2', 'https://p.example/a/'), fc.constantFrom('backlink', 'internal', 'BACKLINK', ''), rawText)
-  .map(([href, type, text]) => `<a href="${href}" data-service-protected="${type}">${text}</a>`);
-
-const junk = fc.constantFrom(
-  '</p>', '</li>', '</a>', '</div>', '</b>', '</table>', '</svg>', '</script>', '</br>', '<!-- c -->', '<!--', '-->', '<![CDATA[x]]>',
-  '<!doctype html>', '<li>', '<p>', '<td>', '<tr>', '<a href="/open">', '<', '&', '&amp;', '&#x3C;script&#x3E;', '<br>', '<hr/>',
-  '<img src=x onerror=alert(1)>', '<img src="/a.png" alt="">', '<p/>', '<svg/>', '<a/>',
-);
-
-const { html } = fc.letrec<{ node: string; html: string }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    rawText,
-    junk,
-    protectedAnchor,
-    fc
-      .tuple(tags, attributes, tie('html'), fc.boolean())
-      .map(([tag, attrs, inner, closed]) => `<${tag}${attrs}>${inner}${closed ? `</${tag}>` : ''}`),
-  ),
-  html: fc.array(tie('node'), { maxLength: 5 }).map((nodes) => nodes.join('')),
-}));
-
-/** Flat token soup: unbalanced structure that makes parsers restructure (implied end tags). */
-const soup = fc
-  .array(
-    fc.oneof(
-      junk,
-      rawText,
-      protectedAnchor,
-      fc.constantFrom('<ul>', '</ul>', '<div>', '<h2>', '</h2>', '<table>', '<thead>', '<tbody>', '<th>', '<b>', '<i>', '<em>', '<select>', '<option>', '<math>', '<svg>', '<style>', '<noscript>', '<a href="/x" data-service-protected="internal">', '<pre>', '\n'),
-    ),
-    { maxLength: 25 },
-  )
-  .map((tokens) => tokens.join(''));
-
-const anyHtml = fc.oneof(html, { arbitrary: soup, weight: 2 });
 
 const count = (list: readonly string[]) => {
   const counts = new Map<string, number>();

@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { describe, expect, it, vi } from 'vitest';
+import { nextBody } from '../../src/core/article-body.js';
+import { applyTextReplacements, protectedAnchorsOf, type Replacement, sanitizeAndScan, sanitizeTrusted } from '../../src/core/html.js';
+import { anyHtml } from '../fixtures/html-arbitraries.js';
+
+// The PATCH fast path (applyTextReplacements, then no sanitiser) must give exactly what the full
+// path gives on every stored body: the same body, meta.sanitized, word count, protected links and
+// the same refusals.
+vi.setConfig({ testTimeout: 180_000 });
+
+/** Article-like markup with long text runs, where plain-text edits mostly land in text. */
+const prose = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom('Lorem', 'ipsum', 'dolor', 'sit', 'amet', 'A &amp; B', '1 &lt; 2', 'x &gt; y', '"quoted"', 'it\'s', 'é', '\u00a0', '\n'),
+      fc.constantFrom(
+        '<p>', '</p>', '<h2>', '</h2>', '<strong>', '</strong>', '<em>', '</em>', '<ul><li>', '</li></ul>', '<br>',
+        '<a href="https://site.example/p?a=1&amp;b=2" title="Lorem ipsum">', '</a>', '<img src="/m/ipsum.png" alt="dolor sit">',
+        '<a href="https://p.example/A" data-service-protected="backlink">partner Lorem</a>',
+        '<a href="/in/x" data-service-protected="internal">guide dolor</a>',
+      ),
+    ),
+    { maxLength: 30 },
+  )
+  .map((tokens) => tokens.join(' '));
+
+/** A stored body: imported (trusted: every valid marker kept) or written by PUT. */
+const stored = fc.tuple(fc.oneof(anyHtml, { arbitrary: prose, weight: 3 }), fc.boolean()).map(([input, trusted]) => {
+  const imported = sanitizeTrusted(input);
+  return trusted ? imported : sanitizeAndScan(input, { protectedBefore: protectedAnchorsOf(imported) }).html;
+});
+
+const replaceChar = fc.constantFrom(
+  'a', 'Z', ' ', '\n', '\r', '\t', '"', "'", ';', '#', '=', '/', 'é', '\u00a0', '\u200e', '\u2028', '\ufeff', '\ud800', '😀',
+  'amp', 'lt;', '&', '<', '>', '\u202e', '\u2066', '\0',
+);
+const replaceText = fc.string({ unit: replaceChar, maxLength: 6 });
+
+/** Replacements whose `find` is mostly a piece of the body (so that it matches), anywhere in it. */
+const edit = stored.chain((body) => {
+  const piece = fc
+    .tuple(fc.nat(Math.max(0, body.length - 1)), fc.integer({ min: 1, max: 8 }))
+    .map(([start, length]) => body.slice(start, start + length));
+  const find = body === '' ? replaceText : fc.oneof({ arbitrary: piece, weight: 4 }, replaceText);
+  const item: fc.Arbitrary<Replacement> = fc.record(
+    { find, replace: replaceText, all: fc.boolean() },
+    { requiredKeys: ['find'] },
+  );
+  return fc.tuple(fc.constant(body), fc.array(item, { minLength: 1, maxLength: 3 }));
+});
+
+describe('PATCH replacements of plain text in text', () => {
+  it('give exactly what the sanitising path gives', () => {
+    let fast = 0;
+    fc.assert(
+      fc.property(edit, ([body, replacements]) => {
+        const outcome = applyTextReplacements(body, replacements);
+        if (outcome?.ok) fast += 1;
+        expect(nextBody(body, { replacements }, true)).toEqual(nextBody(body, { replacements }, false));
+      }),
+      { numRuns: 5000 },
+    );
+    // The property says something only if the fast path is taken often.
+    expect(fast).toBeGreaterThan(100);
+  });
+
+  it('leave a body that the sanitiser leaves as it is', () => {
+    fc.assert(
+      fc.property(edit, ([body, replacements]) => {
+        const outcome = applyTextReplacements(body, replacements);
+        if (!outcome?.ok) return;
+        expect(sanitizeTrusted(outcome.body)).toBe(outcome.body);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('decline markup, entities and characters the sanitiser removes', () => {
+    const body = '<p>a &amp; b <a href="/x?q=1">link</a> c</p>';
+    expect(applyTextReplacements(body, [{ find: 'link', replace: '<b>x</b>' }])).toBeUndefined();
+    expect(applyTextReplacements(body, [{ find: 'c', replace: 'd\u202e' }])).toBeUndefined();
+    expect(applyTextReplacements(body, [{ find: 'amp', replace: 'x' }])).toBeUndefined();
+    expect(applyTextReplacements(body, [{ find: 'q=1', replace: 'q=2' }])).toBeUndefined();
+    expect(applyTextReplacements(body, [{ find: 'p', replace: 'q', all: true }])).toBeUndefined();
+    expect(applyTextReplacements(body, [{ find: ' c', replace: ' d' }])).toEqual({ ok: true, body: body.replace(' c', ' d') });
+    expect(applyTextReplacements(body, [{ find: 'zzz' }, { find: 'a', replace: 'A' }])).toEqual({
+      ok: false,
+      failures: [{ index: 0, matches: 0 }, { index: 1, matches: 4 }],
+    });
+  });
+
+  it('stay linear on a large body with many matches', () => {
+    const cpuFor = (words: number) => {
+      const body = `<p>${'word &amp; '.repeat(words)}</p>`;
+      const started = process.cpuUsage();
+      expect(applyTextReplacements(body, [{ find: 'word', replace: 'term', all: true }])?.ok).toBe(true);
+      const { user, system } = process.cpuUsage(started);
+      return user + system;
+    };
+    cpuFor(20_000);
+    // Ten times the matches in a ten times longer body: about ten times the work, where a
+    // placement that rescans the text for each match would take a hundred times as long.
+    expect(cpuFor(200_000) / Math.max(cpuFor(20_000), 1)).toBeLessThan(40);
+  });
+});
