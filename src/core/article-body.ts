@@ -41,13 +41,6 @@ export function changeSize(current: string, change: BodyChange): number {
 }
 
 /**
- * Plain-text replacements in a clean body skip the sanitiser's passes: what is left (two scans)
- * costs about a quarter of the full path, so a change up to four times the inline size may try it
- * inline (`nextBodyInText`) before going to a worker.
- */
-export const PLAIN_TEXT_SHARE = 0.25;
-
-/**
  * Parses the current body once (its protected anchors), sanitises the new one once and scans
  * the result once (its anchors and words), where checking each property separately parsed a
  * PATCHed body seven times. `currentClean` says the current body is the current sanitiser's
@@ -74,7 +67,7 @@ export function nextBody(current: string, change: BodyChange, currentClean = fal
  * (`applyTextReplacements`): the result is clean as it is, so only the guard and the scan run.
  * Undefined when the change is not of that kind.
  */
-export function nextBodyInText(current: string, replacements: readonly Replacement[]): NextBodyOutcome | undefined {
+function nextBodyInText(current: string, replacements: readonly Replacement[]): NextBodyOutcome | undefined {
   if (!plainTextReplacements(replacements)) return undefined;
   return outcomeOf(() => {
     const inText = applyTextReplacements(current, replacements);

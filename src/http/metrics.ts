@@ -10,6 +10,8 @@ import { sendError } from './errors.js';
 
 const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+type RequestLabel = 'operation' | 'method' | 'status';
+
 /** Refusals for a limit: requests per minute (per credential, or per address without one), the daily edit allowance. */
 const limitErrors = new Set(['rate_limited', 'edit_limit_exceeded']);
 
@@ -20,11 +22,16 @@ const limitErrors = new Set(['rate_limited', 'edit_limit_exceeded']);
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'operation' | 'method' | 'status'>;
-  private readonly requestSeconds: Histogram<'operation' | 'method' | 'status'>;
+  private readonly requests: Counter<RequestLabel>;
+  private readonly requestSeconds: Histogram<RequestLabel>;
   private readonly toolCalls: Counter<'tool' | 'status'>;
   private readonly toolSeconds: Histogram<'tool' | 'status'>;
   private readonly refusals: Counter<'error' | 'channel'>;
+  /**
+   * The request series of each label set, found once: prom-client hashes a label object on every
+   * call otherwise. Bounded as the labels are (operation or route pattern, method, status).
+   */
+  private readonly requestSeries = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<RequestLabel> }>();
 
   constructor(services: Services) {
     const registers = [this.registry];
@@ -109,9 +116,15 @@ export class Metrics {
   /** An HTTP request as it ends: its operation name, else its route pattern (never the raw URL). */
   recordRequest(request: FastifyRequest, reply: FastifyReply): void {
     const operation = (request.routeOptions.schema?.operationId as string | undefined) ?? request.routeOptions.url ?? 'unmatched';
-    const labels = { operation, method: request.method, status: String(reply.statusCode) };
-    this.requests.inc(labels);
-    this.requestSeconds.observe(labels, reply.elapsedTime / 1000);
+    const key = `${operation} ${request.method} ${reply.statusCode}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      const labels = { operation, method: request.method, status: String(reply.statusCode) };
+      series = { count: this.requests.labels(labels), seconds: this.requestSeconds.labels(labels) };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.seconds.observe(reply.elapsedTime / 1000);
   }
 
   private recordCall({ channel, request, outcome }: ActivityEntry): void {

@@ -8,7 +8,7 @@
  * flight per account (dry runs included), and `timeoutMs` of work per task.
  */
 import { Piscina } from 'piscina';
-import { type BodyChange, changeSize, nextBody, nextBodyInText, type NextBodyOutcome, PLAIN_TEXT_SHARE } from '../core/article-body.js';
+import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import type { HtmlTask } from './html-worker.js';
 
@@ -59,10 +59,6 @@ export class HtmlPool {
   async nextBody(accountId: number, current: string, change: BodyChange, currentClean = false): Promise<NextBodyOutcome> {
     const size = changeSize(current, change);
     if (size < this.settings.inlineBelow) return nextBody(current, change, currentClean);
-    if (currentClean && 'replacements' in change && size * PLAIN_TEXT_SHARE < this.settings.inlineBelow) {
-      const inText = nextBodyInText(current, change.replacements);
-      if (inText !== undefined) return inText;
-    }
     const running = this.inFlight.get(accountId) ?? 0;
     if (running >= this.settings.perAccount) {
       throw busy(
