@@ -39,6 +39,15 @@ describe('fuzz findings, pinned', () => {
     expect(conditional.json()).toMatchObject({ error: 'precondition_failed' });
   });
 
+  it('an OAuth client_id holding U+0000 is an unknown client, not a 500 (PostgreSQL text cannot hold it)', async () => {
+    for (const url of ['/oauth/authorize?client_id=%00', '/app/sign-in?next=%2Foauth%2Fauthorize%3Fclient_id%3D%2500']) {
+      const response = await inject('GET', url);
+      expect(response.statusCode, url).toBeLessThan(500);
+    }
+    const token = await inject('POST', '/oauth/token', { 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=authorization_code&code=x&client_id=%00&code_verifier=x&redirect_uri=x');
+    expect(token.statusCode).toBeLessThan(500);
+  });
+
   it('an undecodable URL or an over-long path parameter is a 404 of the catalogue, not the framework body', async () => {
     const { key } = await createCustomer(harness.services);
     for (const url of ['/api/v1/articles/%zz', '/api/v1/sites/%/backlinks', `/api/v1/articles/${'9'.repeat(500)}`]) {

@@ -142,6 +142,8 @@ export class OAuthClients {
 
   /** A client as stored (no fetching). */
   private async known(clientId: string): Promise<{ client: OAuthClient; fetchedAt: string } | undefined> {
+    // No client id holds U+0000, which PostgreSQL text cannot even be compared with: unknown.
+    if (clientId.includes('\0')) return undefined;
     const row = await this.db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
     if (!row) return undefined;
     const redirectUris = JSON.parse(row.redirect_uris) as string[];
