@@ -1,30 +1,19 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '../helpers/harness.js';
+import { type CliSandbox, cliSandbox, runCli, startServer, stopServer } from '../helpers/cli.js';
 
 const run = promisify(execFile);
-const bin = join(import.meta.dirname, '../../bin/anchorage');
-const main = join(import.meta.dirname, '../../dist/main.js');
 
+let sandbox: CliSandbox;
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
-let dropSchema: (() => Promise<void>) | undefined;
 
 /** The operator CLI as outside scripts call it: the built bin/anchorage, its stdout and exit code. */
-async function cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [bin, ...args], { env }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const cli = (args: string[], input?: string) => runCli(args, { env, input });
 
 /** Rows from the service's database, read through the built connection code. */
 async function rows<T>(table: string, where: [string, string | number] | null = null): Promise<T[]> {
@@ -100,30 +89,13 @@ const site = (owner: string, extra: object = {}) => ({
 });
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'anchorage-cli-'));
-  env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test' };
-  if (testDatabaseUrl) {
-    const schema = `cli_${randomBytes(5).toString('hex')}`;
-    const client = new pg.Client({ connectionString: testDatabaseUrl });
-    await client.connect();
-    await client.query(`create schema ${schema}`);
-    await client.end();
-    const url = new URL(testDatabaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    env.DATABASE_URL = url.toString();
-    dropSchema = async () => {
-      const c = new pg.Client({ connectionString: testDatabaseUrl });
-      await c.connect();
-      await c.query(`drop schema ${schema} cascade`);
-      await c.end();
-    };
-  }
+  sandbox = await cliSandbox('anchorage-cli-');
+  ({ dataDir, env } = sandbox);
   expect((await cli(['migrate'])).code).toBe(0);
 });
 
 afterAll(async () => {
-  await dropSchema?.();
-  rmSync(dataDir, { recursive: true, force: true });
+  await sandbox?.close();
 });
 
 describe('anchorage CLI', () => {
@@ -208,7 +180,7 @@ describe('anchorage CLI', () => {
   it('serves, answers /healthz and /readyz, and on SIGTERM finishes and flushes the activity log', async () => {
     const key = (await cli(['key', 'create', '--email', 'owner@cli.test'])).stdout.trim().split('\n').at(-1)!;
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const server = spawn(process.execPath, [main], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off' } });
+    const server = startServer({ ...env, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off' });
     const base = `http://127.0.0.1:${port}`;
     let ready = false;
     for (let i = 0; i < 100 && !ready; i++) {
@@ -220,9 +192,7 @@ describe('anchorage CLI', () => {
     const userAgent = `cli-test-${randomBytes(4).toString('hex')}`;
     const sites = await fetch(`${base}/api/v1/sites`, { headers: { authorization: `Bearer ${key}`, 'user-agent': userAgent } });
     expect(sites.status).toBe(200);
-    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-    server.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await stopServer(server)).toBe(0);
     // The record was buffered in memory: it must be in the database after the graceful stop.
     const logged = await rows<{ operation: string; status: number }>('activity_log', ['user_agent', userAgent]);
     expect(logged.map(({ operation, status }) => ({ operation, status }))).toEqual([{ operation: 'listSites', status: 200 }]);

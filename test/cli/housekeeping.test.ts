@@ -1,30 +1,15 @@
-import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connect.js';
-import { testDatabaseUrl } from '../helpers/harness.js';
+import { type CliSandbox, cliSandbox, runCli, startServer, stopServer } from '../helpers/cli.js';
+import { freePort, testDatabaseUrl } from '../helpers/harness.js';
 
-const bin = join(import.meta.dirname, '../../bin/anchorage');
-const main = join(import.meta.dirname, '../../dist/main.js');
-
-let dataDir: string;
-let env: NodeJS.ProcessEnv;
+let sandbox: CliSandbox;
 let db: Db;
-let dropSchema: (() => Promise<void>) | undefined;
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[]) => runCli(args, { env: sandbox.env });
 
 const iso = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -64,32 +49,16 @@ async function oldActivity(): Promise<number> {
 let owner: { user_id: number; account_id: number };
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'anchorage-cli-housekeeping-'));
-  env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test', DEMO_DATA: 'off' };
-  if (testDatabaseUrl) {
-    const schema = `clih_${randomBytes(5).toString('hex')}`;
-    const admin = async (query: string) => {
-      const client = new pg.Client({ connectionString: testDatabaseUrl });
-      await client.connect();
-      await client.query(query);
-      await client.end();
-    };
-    await admin(`create schema ${schema}`);
-    const url = new URL(testDatabaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    env.DATABASE_URL = url.toString();
-    dropSchema = () => admin(`drop schema ${schema} cascade`);
-  }
+  sandbox = await cliSandbox('anchorage-cli-housekeeping-', { DEMO_DATA: 'off' });
   const created = await cli(['user', 'create', '--email', 'housekeeping@cli.test', '--password', 'long enough password']);
   expect(created.code, created.stderr).toBe(0);
   owner = JSON.parse(created.stdout);
-  db = connect(env.DATABASE_URL, dataDir);
+  db = connect(sandbox.env.DATABASE_URL, sandbox.dataDir);
 });
 
 afterAll(async () => {
   await db?.kysely.destroy();
-  await dropSchema?.();
-  rmSync(dataDir, { recursive: true, force: true });
+  await sandbox?.close();
 });
 
 describe('anchorage housekeeping', () => {
@@ -124,13 +93,8 @@ describe('anchorage housekeeping', () => {
   it('runs on its own in a serving node, at start and then every HOUSEKEEPING_INTERVAL_MS', { timeout: 120_000 }, async () => {
     await expiredRows(owner.account_id, owner.user_id);
     const current = (await count('activity_log')) - (await oldActivity());
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as AddressInfo;
-        server.close(() => resolve(port));
-      });
-    });
-    const server = spawn(process.execPath, [main], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', HOUSEKEEPING_INTERVAL_MS: '500' } });
+    const port = await freePort();
+    const server = startServer({ ...sandbox.env, PORT: String(port), HOST: '127.0.0.1', HOUSEKEEPING_INTERVAL_MS: '500' });
     try {
       const emptied = async () => (await count('sessions')) === 0 && (await count('idempotency_keys')) === 0 && (await oldActivity()) === 0;
       for (let i = 0; i < 300 && !(await emptied()); i++) await sleep(200);
@@ -141,9 +105,7 @@ describe('anchorage housekeeping', () => {
       // The current records stay.
       expect(await count('activity_log')).toBe(current + 1);
     } finally {
-      const exited = new Promise((resolve) => server.on('exit', resolve));
-      server.kill('SIGTERM');
-      await exited;
+      await stopServer(server);
     }
   });
 });

@@ -1,33 +1,23 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bin, type CliSandbox, cliSandbox, runCli } from '../helpers/cli.js';
 import { testDatabaseUrl } from '../helpers/harness.js';
 
 // Issue 14, done-items 7 and 9: the built `anchorage import` streams and prints exactly what it
 // printed before (progress only on a terminal); `anchorage backup` copies a SQLite database.
 
-const bin = join(import.meta.dirname, '../../bin/anchorage');
 const owner = 'stream-owner@cli.test';
 // Each command starts a process (seconds on a busy machine).
 const slow = { timeout: 120_000 };
 
+let sandbox: CliSandbox;
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
-let dropSchema: (() => Promise<void>) | undefined;
 
-function cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [bin, ...args], { env, maxBuffer: 1 << 26 }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+const cli = (args: string[], input?: string) => runCli(args, { env, input });
 
 /** The command on a pseudo-terminal (util-linux `script`), stdout to `out`: what a terminal shows. */
 function onTerminal(args: string[], out: string): Promise<{ code: number; terminal: string }> {
@@ -54,31 +44,14 @@ const file = (backlinks: number) => ({
 const idsOf = (stdout: string) => JSON.parse(stdout) as { sites: { id: number; article_ids: number[]; backlink_ids: number[] }[] };
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'anchorage-cli-stream-'));
-  env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test' };
-  if (testDatabaseUrl) {
-    const schema = `clis_${randomBytes(5).toString('hex')}`;
-    const client = new pg.Client({ connectionString: testDatabaseUrl });
-    await client.connect();
-    await client.query(`create schema ${schema}`);
-    await client.end();
-    const url = new URL(testDatabaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    env.DATABASE_URL = url.toString();
-    dropSchema = async () => {
-      const c = new pg.Client({ connectionString: testDatabaseUrl });
-      await c.connect();
-      await c.query(`drop schema ${schema} cascade`);
-      await c.end();
-    };
-  }
+  sandbox = await cliSandbox('anchorage-cli-stream-');
+  ({ dataDir, env } = sandbox);
   expect((await cli(['migrate'])).code).toBe(0);
   expect((await cli(['user', 'create', '--email', owner, '--password', 'long enough password'])).code).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
-  await dropSchema?.();
-  rmSync(dataDir, { recursive: true, force: true });
+  await sandbox?.close();
 });
 
 describe('anchorage import, streamed', () => {

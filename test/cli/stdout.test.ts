@@ -1,36 +1,11 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl, testRedisUrl } from '../helpers/harness.js';
+import { type CliSandbox, cliSandbox, runCli } from '../helpers/cli.js';
+import { freePort as closedPort, testRedisUrl } from '../helpers/harness.js';
 
-const bin = join(import.meta.dirname, '../../bin/anchorage');
-
-let dataDir: string;
-let env: NodeJS.ProcessEnv;
-let dropSchema: (() => Promise<void>) | undefined;
+let sandbox: CliSandbox;
 
 /** The built bin/anchorage as a script runs it; LOG_LEVEL stays at its default, so warnings are written. */
-function cli(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...env, ...extra } }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-/** A port nothing listens on: taken, then given back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(args, { env: { ...sandbox.env, ...extra } });
 
 /** Ten `key create` runs (two rounds of five at once): stdout is `id: N` and the key on the last line, nothing else. */
 async function tenKeys(redisUrl: string): Promise<string[]> {
@@ -47,30 +22,14 @@ async function tenKeys(redisUrl: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'anchorage-cli-stdout-'));
-  env = { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', MAX_API_KEYS: '100' };
-  delete env.LOG_LEVEL;
-  if (testDatabaseUrl) {
-    const schema = `clio_${randomBytes(5).toString('hex')}`;
-    const admin = async (query: string) => {
-      const client = new pg.Client({ connectionString: testDatabaseUrl });
-      await client.connect();
-      await client.query(query);
-      await client.end();
-    };
-    await admin(`create schema ${schema}`);
-    const url = new URL(testDatabaseUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    env.DATABASE_URL = url.toString();
-    dropSchema = () => admin(`drop schema ${schema} cascade`);
-  }
+  sandbox = await cliSandbox('anchorage-cli-stdout-', { MAX_API_KEYS: '100' });
+  delete sandbox.env.LOG_LEVEL;
   const created = await cli(['user', 'create', '--email', 'stdout@cli.test', '--password', 'long enough password']);
   expect(created.code, created.stderr).toBe(0);
 });
 
 afterAll(async () => {
-  await dropSchema?.();
-  rmSync(dataDir, { recursive: true, force: true });
+  await sandbox?.close();
 });
 
 describe('anchorage CLI output with REDIS_URL', () => {

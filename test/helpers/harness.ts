@@ -38,7 +38,7 @@ export interface Harness {
 }
 
 /** A schema of its own per harness, so test files run in parallel on one PostgreSQL database. */
-async function isolatedPostgresUrl(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function isolatedPostgresUrl(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
