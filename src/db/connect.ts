@@ -13,6 +13,11 @@ export interface Db {
   dialect: DialectName;
   /** PostgreSQL's connection pool (its counts are metrics); SQLite has one connection. */
   pool?: pg.Pool;
+  /**
+   * SQLite: whether another connection (the CLI, another process) has committed since the last
+   * call, so what this process keeps in memory may be stale. PostgreSQL cannot tell cheaply.
+   */
+  changedElsewhere?: () => boolean;
 }
 
 export interface ConnectOptions {
@@ -49,7 +54,23 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma('busy_timeout = 5000');
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
-  return { dialect: 'sqlite', kysely: kyselyOf(new SqliteDialect({ database: withStatementCache(database) }), 'sqlite') };
+  return {
+    dialect: 'sqlite',
+    kysely: kyselyOf(new SqliteDialect({ database: withStatementCache(database) }), 'sqlite'),
+    changedElsewhere: changeWatch(database),
+  };
+}
+
+/** `PRAGMA data_version` changes exactly when another connection commits (this one's own commits do not count). */
+function changeWatch(database: SQLite.Database): () => boolean {
+  const version = database.prepare('pragma data_version').pluck();
+  let seen = version.get();
+  return () => {
+    const now = version.get();
+    if (now === seen) return false;
+    seen = now;
+    return true;
+  };
 }
 
 /** How many prepared statements a SQLite connection keeps (least recently used go first). */

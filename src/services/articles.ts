@@ -7,7 +7,7 @@ import { precompiled } from '../db/precompiled.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { CountersService } from './counters.js';
-import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay } from './pagination.js';
+import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay, SHORT_SKIP } from './pagination.js';
 import { readsEveryAccount, type SitesService } from './sites.js';
 
 
@@ -87,6 +87,8 @@ export class ArticlesService {
     private readonly db: Kysely<Database>,
     private readonly sites: SitesService,
     private readonly counters: CountersService,
+    /** Rows a page skips by index before it seeks by the day counters (tests lower it to exercise the seek). */
+    private readonly shortSkip = SHORT_SKIP,
   ) {
     const byId = db.selectFrom('articles').selectAll().where('id', '=', 0);
     this.byId = precompiled(db, byId);
@@ -99,7 +101,7 @@ export class ArticlesService {
     const counts = await this.counters.list('articles', siteId, bounds, filters.status);
     let query = this.db.selectFrom('articles').select(listColumns).where('site_id', '=', siteId);
     if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-    return paginateByDay(query, 'published_at', bounds, counts, filters, toArticle);
+    return paginateByDay(query, 'published_at', bounds, counts, filters, toArticle, this.shortSkip);
   }
 
   async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {

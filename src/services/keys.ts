@@ -29,6 +29,17 @@ const lastUsedFlushMs = 1_000;
 /** Key ids per UPDATE, well under either database's limit on bound parameters. */
 const lastUsedBatch = 500;
 
+/** Valid keys kept in memory (by hash); past this many the oldest is dropped. */
+const knownKeysMax = 10_000;
+
+interface KnownKey {
+  id: number;
+  account_id: number;
+  user_id: number;
+  read_only: number;
+  staff: number;
+}
+
 /** The account holds as many active keys as it may: revoke one first. */
 export class TooManyKeysError extends Error {
   constructor(readonly limit: number) {
@@ -45,12 +56,21 @@ export class KeysService {
 
   /** The unrevoked key with a hash, and its user's staff flag. */
   private readonly byHash;
+  /**
+   * Valid keys already looked up, by hash: a request's key costs no query. Only with a way to
+   * see revocations by other processes (`changedElsewhere`, SQLite); this process's own revoke
+   * empties it. Unknown keys are never kept, so guessing cannot fill it.
+   */
+  private readonly known = new Map<string, KnownKey>();
+  /** Moves on each emptying, so a lookup that raced a revocation does not keep what it read. */
+  private knownGeneration = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     /** Active (unrevoked) keys one account may hold. */
     readonly maxActive = 100,
+    private readonly changedElsewhere?: () => boolean,
   ) {
     this.byHash = precompiled(
       db,
@@ -99,6 +119,7 @@ export class KeysService {
       .where('revoked_at', 'is', null);
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
     const result = await query.executeTakeFirst();
+    this.forgetKnown();
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -115,7 +136,7 @@ export class KeysService {
   /** The actor of a valid, unrevoked key, or undefined. */
   async authenticate(key: string, request: RequestInfo | null): Promise<Actor | undefined> {
     if (!apiKeyPattern.test(key)) return undefined;
-    const [row] = await this.byHash(sha256(key));
+    const row = await this.lookUp(sha256(key));
     if (!row) return undefined;
     this.touch(row.id);
     return {
@@ -127,6 +148,24 @@ export class KeysService {
       scopes: row.read_only === 1 ? ['read'] : ['read', 'write'],
       request,
     };
+  }
+
+  private async lookUp(hash: string): Promise<KnownKey | undefined> {
+    if (!this.changedElsewhere) return (await this.byHash(hash))[0];
+    if (this.changedElsewhere()) this.forgetKnown();
+    const known = this.known.get(hash);
+    if (known) return known;
+    const generation = this.knownGeneration;
+    const [row] = await this.byHash(hash);
+    if (!row || generation !== this.knownGeneration) return row;
+    if (this.known.size >= knownKeysMax) this.known.delete(this.known.keys().next().value!);
+    this.known.set(hash, row);
+    return row;
+  }
+
+  private forgetKnown(): void {
+    this.known.clear();
+    this.knownGeneration++;
   }
 
   /** Records a key's use in memory: a read request never waits for (or causes) a write of its own. */

@@ -50,8 +50,8 @@ function pageOf<T>(data: T[], total: number, request: PageRequest): Page<T> {
   };
 }
 
-/** Rows of a month a page may skip by index instead of finding its day in the day counters. */
-const SHORT_SKIP = 500;
+/** Rows a page may skip by index (from the top, or from a month's start) instead of finding its day in the day counters. */
+export const SHORT_SKIP = 500;
 
 /**
  * One page of a list ordered by `column` descending (rows without one last), then by id
@@ -67,6 +67,7 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
   counts: ListCounts,
   request: PageRequest,
   toResource: (row: Row) => Out,
+  shortSkip = SHORT_SKIP,
 ): Promise<Page<Out>> {
   // The column exists on the one table each caller queries; Kysely cannot see that through TB.
   const ref = column as never;
@@ -86,13 +87,21 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     if (rest === 0 || counts.spans.at(-1)?.span !== undatedDay) return dated;
     return [...dated, ...(await rowsOf(undated, rest, 0))];
   };
-  let start = spanHolding(counts.spans, (request.page - 1) * request.per_page);
+  const offset = (request.page - 1) * request.per_page;
+  const total = totalOf(counts.spans);
+  if (offset < shortSkip) {
+    // Near the top the index skips rows faster than the counters find their day.
+    const near = bounds.to === undefined ? ordered : ordered.where(ref, '<=', `${bounds.to}T23:59:59Z` as never);
+    const rows = offset < total ? await near.limit(request.per_page).offset(offset).execute() : [];
+    return pageOf(rows.map(toResource), total, request);
+  }
+  let start = spanHolding(counts.spans, offset);
   if (start && isMonth(start.span)) {
     // The index skips a month's first rows about as fast as the month's day counters are read.
-    start = start.within < SHORT_SKIP ? { span: `${start.span}-31`, within: start.within } : spanHolding(await counts.daysOf(start.span), start.within);
+    start = start.within < shortSkip ? { span: `${start.span}-31`, within: start.within } : spanHolding(await counts.daysOf(start.span), start.within);
   }
   const rows = start ? await rowsFrom(start) : [];
-  return pageOf(rows.map(toResource), totalOf(counts.spans), request);
+  return pageOf(rows.map(toResource), total, request);
 }
 
 export interface DayFilters {

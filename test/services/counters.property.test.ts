@@ -5,7 +5,9 @@ import { toDay } from '../../src/core/time.js';
 import { articleStatuses, backlinkCategories } from '../../src/core/values.js';
 import { counters } from '../../src/db/migrations/005_counters.js';
 import type { Actor } from '../../src/services/actor.js';
-import type { Page } from '../../src/services/pagination.js';
+import { ArticlesService } from '../../src/services/articles.js';
+import { BacklinksService } from '../../src/services/backlinks.js';
+import { type Page, SHORT_SKIP } from '../../src/services/pagination.js';
 import { apiGet } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 
@@ -68,6 +70,12 @@ const listRequest = fc.record({
   ),
 });
 
+/**
+ * How many rows a page skips by index before seeking by the day counters: 0 always seeks (by
+ * day), a few rows seek by month or skip from the top, the service's own value skips from the top.
+ */
+const shortSkip = fc.constantFrom(0, 2, 5, SHORT_SKIP);
+
 const inDays = (timestamp: string | null, { from, to }: { from?: string; to?: string }): boolean =>
   from === undefined && to === undefined
     ? true
@@ -125,7 +133,9 @@ async function counterTables() {
 describe('counters against the rows', () => {
   it('give the same totals, pages and stats as counting and skipping the rows', { timeout: 25_000 }, async () => {
     await fc.assert(
-      fc.asyncProperty(importedSite, fc.array(listRequest, { minLength: 6, maxLength: 6 }), fc.array(dayFilter, { minLength: 4, maxLength: 4 }), async (site, requests, periods) => {
+      fc.asyncProperty(importedSite, fc.array(listRequest, { minLength: 6, maxLength: 6 }), fc.array(dayFilter, { minLength: 4, maxLength: 4 }), shortSkip, async (site, requests, periods, skip) => {
+        const { db, sites, counters: counts } = h.services;
+        const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, skip) };
         const imported = await h.services.importer.run({
           sites: [
             {
@@ -141,12 +151,12 @@ describe('counters against the rows', () => {
         for (const { filter, status, per_page, page } of requests) {
           const backlinks = rows.backlinks.filter((b) => inDays(b.acquired_at, filter));
           const backlinkPage = resolvePage(page, backlinks.length, per_page);
-          expect(await h.services.backlinks.list(actor, siteId, { ...filter, page: backlinkPage, per_page })).toEqual(
+          expect(await lists.backlinks.list(actor, siteId, { ...filter, page: backlinkPage, per_page })).toEqual(
             expectedPage(backlinks, backlinkPage, per_page),
           );
           const articles = rows.articles.filter((a) => inDays(a.published_at, filter) && (status === undefined || a.status === status));
           const articlePage = resolvePage(page, articles.length, per_page);
-          expect(await h.services.articles.list(actor, siteId, { ...filter, status, page: articlePage, per_page })).toEqual(
+          expect(await lists.articles.list(actor, siteId, { ...filter, status, page: articlePage, per_page })).toEqual(
             expectedPage(articles, articlePage, per_page),
           );
         }

@@ -115,6 +115,25 @@ describe('key use is recorded off the request path', () => {
     expect(await lastUsed(customer.keyId)).toBe('2026-11-15T12:01:05Z');
   });
 
+  it('a key revoked by another process (the CLI) is refused on the next request, though this one has seen it', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
+    const other = connect(h.settings.databaseUrl, h.settings.dataDir);
+    try {
+      await other.kysely.updateTable('api_keys').set({ revoked_at: '2026-11-15T12:00:00Z' }).where('id', '=', customer.keyId).execute();
+    } finally {
+      await other.kysely.destroy();
+    }
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+  });
+
+  it('a key revoked while its first lookup is under way is refused on the next request', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    const [first] = await Promise.all([getArticle(h, articleId, customer.key), h.services.keys.revoke(customer.keyId)]);
+    expect([200, 401]).toContain(first.status);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+  });
+
   it('a revoked key is refused and its use is not recorded', async () => {
     const { customer, articleId } = await seedArticle(h.services);
     await h.services.keys.revoke(customer.keyId);
