@@ -15,7 +15,8 @@ export interface Db {
   pool?: pg.Pool;
   /**
    * SQLite: whether another connection (the CLI, another process) has committed since the last
-   * call, so what this process keeps in memory may be stale. PostgreSQL cannot tell cheaply.
+   * call that said so, seen within 100 ms, so what this process keeps in memory may be stale.
+   * PostgreSQL cannot tell cheaply.
    */
   changedElsewhere?: () => boolean;
 }
@@ -61,11 +62,20 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   };
 }
 
-/** `PRAGMA data_version` changes exactly when another connection commits (this one's own commits do not count). */
+/** How often (ms) a process looks for other connections' commits: the look starts a read transaction. */
+const changeWatchMs = 100;
+
+/**
+ * `PRAGMA data_version` changes exactly when another connection commits (this one's own commits
+ * do not count). Read at most every `changeWatchMs`, so a change elsewhere is seen within that.
+ */
 function changeWatch(database: SQLite.Database): () => boolean {
   const version = database.prepare('pragma data_version').pluck();
   let seen = version.get();
+  let lookedAt = performance.now();
   return () => {
+    if (performance.now() - lookedAt < changeWatchMs) return false;
+    lookedAt = performance.now();
     const now = version.get();
     if (now === seen) return false;
     seen = now;
