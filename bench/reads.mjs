@@ -304,7 +304,8 @@ async function notePeak(phase) {
   const status = await readFile(`/proc/${server.child.pid}/status`, 'utf8').catch(() => undefined);
   const mb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status ?? '')?.[1] ?? NaN) / 1024;
   peaks.push(`${phase} ${fmt(mb('VmHWM'))}`);
-  console.log(`  server RSS after ${phase}: ${fmt(mb('VmRSS'))} MB now, ${fmt(mb('VmHWM'))} MB peak`);
+  const { memory } = await server.ask('report', 'memory');
+  console.log(`  server RSS after ${phase}: ${fmt(mb('VmRSS'))} MB now (main thread ${memory} MB), ${fmt(mb('VmHWM'))} MB peak`);
 }
 
 let keyTurn = 0;
@@ -329,6 +330,8 @@ async function cannon(targetPort, { next, onResponse, conns = connections, durat
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx,
+    /** Answers other than 2xx by status, and failed requests (timeouts, resets) as "failed". */
+    refusals: Object.entries({ ...result.statusCodeStats, failed: { count: result.errors } }).filter(([status, { count }]) => count > 0 && !status.startsWith('2')),
     total: result.requests.total,
   };
 }
@@ -338,6 +341,13 @@ const get = (path) => () => ({ method: 'GET', path, headers: { authorization: `B
 async function measure(targetPort, next) {
   await cannon(targetPort, { next, duration: 1 });
   return cannon(targetPort, { next });
+}
+
+/** " (429 ×3, failed ×1)": the answers behind a count of errors. */
+function refusalsOf(...results) {
+  const counts = new Map();
+  for (const { refusals } of results) for (const [status, { count }] of refusals) counts.set(status, (counts.get(status) ?? 0) + count);
+  return counts.size ? ` (${[...counts].map(([status, count]) => `${status} ×${count}`).join(', ')})` : '';
 }
 
 const rows = [];
@@ -391,7 +401,7 @@ if (only.includes('scale')) {
 // 2. Near the floor.
 if (only.includes('scale')) await notePeak('scale');
 if (only.includes('floor')) {
-  const floor = start('./floor.mjs', { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { SQLITE_FILE: sqliteFile }) });
+  const floor = start('./floor.mjs', { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { SQLITE_FILE: sqliteFile }) }, profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-name=floor.cpuprofile'] : []);
   const floorPort = await floor.ready;
   let articleTurn = 0;
   const floorCases = [
@@ -519,7 +529,7 @@ if (only.includes('loop')) {
     },
     {
       check: 'Longest event-loop stall in the server under that load',
-      measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms; background errors ${puts.errors + patches.errors + reads.errors}`,
+      measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms; background errors ${puts.errors + patches.errors + reads.errors}${refusalsOf(puts, patches, reads)}`,
       ratio: `${fmt(loop.delayMaxMs)} ms`,
       target: '≤ 50 ms',
       ok: loop.delayMaxMs <= 50,

@@ -22,7 +22,14 @@ process.on('message', async (message) => {
     delay.reset();
     process.send({ reset: true });
   } else if (message === 'report') {
-    process.send({ delayMaxMs: delay.max / 1e6, delayP99Ms: delay.percentile(99) / 1e6, rssMb: process.memoryUsage.rss() / 2 ** 20 });
+    const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
+    const mb = (bytes) => Math.round(bytes / 2 ** 20);
+    process.send({
+      delayMaxMs: delay.max / 1e6,
+      delayP99Ms: delay.percentile(99) / 1e6,
+      rssMb: rss / 2 ** 20,
+      memory: `heap ${mb(heapUsed)}/${mb(heapTotal)}, external ${mb(external)} (array buffers ${mb(arrayBuffers)})`,
+    });
   } else if (message === 'cpu') {
     const { user, system } = process.cpuUsage();
     process.send({ cpuMicros: user + system });

@@ -27,7 +27,7 @@ const flushGraceMs = 5_000;
 
 /** Serves API, MCP and UI until SIGINT/SIGTERM, then stops gracefully. */
 export async function serve(settings: Settings): Promise<void> {
-  const stopTracing = startTracing(settings);
+  const stopTracing = await startTracing(settings);
   const runtime = await openRuntime(settings, { scheduleHousekeeping: true });
   const { services, logger } = runtime;
   if (settings.loadDemoData && (await services.demo.isDatabaseEmpty())) {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Settings } from './config.js';
 import { type Clock, systemClock } from './core/time.js';
@@ -43,8 +43,9 @@ export async function openRuntime(
   const logger = options.logger ?? pino({ level: settings.logLevel });
   const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing });
   await migrate(db);
+  // The client is loaded only when configured (about 10 MB a process without Redis need not carry).
   const redis = settings.redisUrl
-    ? new Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    ? new (await import('ioredis')).Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
     : undefined;
   // Closing ends a connection whose (re)connection check may still be pending: that is no outage.
   let closing = false;

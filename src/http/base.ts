@@ -6,6 +6,7 @@ import { activityPlugin } from './activity.js';
 import './context.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors.js';
 import { healthRoutes } from './health.js';
+import { jsonBodyParser } from './json-body.js';
 import { jsonBodyLimit } from './limits.js';
 import { metricsPlugin } from './metrics.js';
 import { pressurePlugin } from './pressure.js';
@@ -53,6 +54,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON (and, where a route declares it, multipart) is accepted: text/plain is a 415.
   app.removeContentTypeParser('text/plain');
+  jsonBodyParser(app);
 
   // In this order: the request span wraps every hook; a shed request still has its id, is counted and logged.
   await app.register(tracingPlugin);

@@ -1,9 +1,4 @@
-import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { FastifyOtelInstrumentation } from '@fastify/otel';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Settings } from '../config.js';
@@ -14,10 +9,20 @@ let instrumentation: FastifyOtelInstrumentation | undefined;
 /**
  * Starts OpenTelemetry tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set: spans go in batches to
  * the collector by OTLP over HTTP (JSON). The exporter reads the standard OTEL_EXPORTER_OTLP_*
- * variables itself (headers, timeout). Returns the flush-and-stop function, or undefined when off.
+ * variables itself (headers, timeout). Resolves to the flush-and-stop function, or undefined when off.
  */
-export function startTracing(settings: Settings): (() => Promise<void>) | undefined {
+export async function startTracing(settings: Settings): Promise<(() => Promise<void>) | undefined> {
   if (!settings.tracing) return undefined;
+  // Loaded only when tracing is on: the SDK and exporter cost a process about 30 MB.
+  const [{ FastifyOtelInstrumentation }, { OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor }, { NodeTracerProvider }, { ATTR_SERVICE_NAME }] =
+    await Promise.all([
+      import('@fastify/otel'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/semantic-conventions'),
+    ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: process.env.OTEL_SERVICE_NAME ?? 'anchorage' }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],

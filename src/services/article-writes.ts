@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
@@ -53,6 +54,9 @@ export interface EditInput {
   replacements?: Replacement[];
   reason?: string;
 }
+
+/** A body this long (characters) is stored in two turns of the event loop (the revision, then the article). */
+const largeBody = 1_000_000;
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
 type NextState = ArticleState & { sanitized: string[]; word_count: number | null; protected_links: ProtectedLink[]; clean: boolean };
@@ -208,7 +212,11 @@ export class ArticleWritesService {
     idempotencyKey?: string,
   ): Promise<WriteResult> {
     for (;;) {
-      const row = await this.writable(this.db, actor, articleId);
+      // Each step of a large write (parsing the request, reading the row, handing it to a worker,
+      // storing it) costs milliseconds per megabyte: a turn of the event loop between them keeps
+      // other requests answered in the meantime.
+      await nextTurn();
+      const row = await this.writable(actor, articleId);
       const etag = articleETag(row);
       if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
         throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
@@ -218,9 +226,11 @@ export class ArticleWritesService {
       if (options.dryRun || sameState(state, stateOf(row))) {
         return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
+      await nextTurn();
       const result = await this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
       // Undefined: another write changed the article meanwhile; compute the change again on it.
       if (result === undefined) continue;
+      await nextTurn();
       // The activity record went in with the change: the transport must not add a second one.
       if (actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
       return result;
@@ -238,24 +248,21 @@ export class ArticleWritesService {
     storeMedia: WriteOptions['storeMedia'],
   ): Promise<WriteResult | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const locked = await this.writable(trx, actor, row.id);
-      if (locked.version !== row.version) return undefined;
+      // Ownership and scope were checked on `row`; neither changes, only the version may have.
+      let current = trx.selectFrom('articles').select('version').where('id', '=', row.id);
+      if (this.dialect === 'postgres') current = current.forUpdate();
+      if ((await current.executeTakeFirst())?.version !== row.version) return undefined;
       const now = this.clock.now();
       const counted = actor.channel === 'api' || actor.channel === 'mcp';
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
       const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
       const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
-      const saved = await trx
-        .updateTable('articles')
-        .set({
-          ...state,
-          current_revision_id: revisionId,
-          version: row.version + 1,
-          updated_at: toTimestamp(now),
-        })
-        .where('id', '=', row.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      // Other writers wait for the transaction (PostgreSQL's row lock, SQLite's one connection).
+      if (state.body.length >= largeBody) await nextTurn();
+      const changes = { ...state, current_revision_id: revisionId, version: row.version + 1, updated_at: toTimestamp(now) };
+      // The stored row is known: reading it back would copy the body once more.
+      await trx.updateTable('articles').set(changes).where('id', '=', row.id).executeTakeFirstOrThrow();
+      const saved: ArticleRow = { ...row, ...changes };
       const result: WriteResult = { article: toArticleWithBody(saved), etag: articleETag(saved), sanitized, changed: true, allowance };
       if (counted && actor.request) {
         await this.activity.recordIn(trx, {
@@ -275,13 +282,10 @@ export class ArticleWritesService {
 
   /**
    * The article if the actor may change it: another account's article is not found, or
-   * forbidden for admin keys, which may read it. In a transaction the row is locked (PostgreSQL
-   * row lock; SQLite serialises writers).
+   * forbidden for admin keys, which may read it.
    */
-  private async writable(db: Kysely<Database>, actor: Actor, articleId: number): Promise<ArticleRow> {
-    let query = db.selectFrom('articles').selectAll().where('id', '=', articleId);
-    if (this.dialect === 'postgres' && db.isTransaction) query = query.forUpdate();
-    const row = await query.executeTakeFirst();
+  private async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
+    const row = await this.db.selectFrom('articles').selectAll().where('id', '=', articleId).executeTakeFirst();
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');

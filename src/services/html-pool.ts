@@ -3,10 +3,11 @@
  * Where the CPU-heavy step of a write runs (`nextBody`: sanitise, guard, replace, count). Small
  * changes run inline, where a worker round trip would cost more than the work; larger ones go
  * to a pool of worker threads (piscina), so no body, however hostile its markup, holds the event
- * loop. The pool is bounded three ways: at most `maxQueuedChars` of text waiting for a thread
+ * loop; bodies of a million characters or more queue for a lane of their own. The pool is bounded three ways: at most `maxQueuedChars` of text waiting for a thread
  * (which bounds memory too: a waiting 5 MB body holds its text), at most `perAccount` tasks in
  * flight per account (dry runs included), and `timeoutMs` of work per task.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
@@ -34,12 +35,21 @@ const execArgv = fromSource
   ? ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(sourceHooks)})`]
   : [];
 
+/**
+ * Tasks this large (characters of current body + change) take the large lane: one thread of its
+ * own, one task at a time. A 5 MB body costs a worker about 2 s and 80 MB while it is parsed, so
+ * large bodies never hold every thread (edits of ordinary articles keep theirs) and never add up
+ * in memory.
+ */
+const largeTaskChars = 1_000_000;
+
 /** A 429 to retry in a second; `limit` only where the client's own share was used up. */
 const busy = (message: string, limit?: number): AppError =>
   new AppError('rate_limited', message, limit === undefined ? {} : { limit }, 1);
 
 export class HtmlPool {
   private pool: Piscina<HtmlTask, NextBodyOutcome> | undefined;
+  private largeLane: Piscina<HtmlTask, NextBodyOutcome> | undefined;
   private readonly inFlight = new Map<number, number>();
   private queuedChars = 0;
 
@@ -72,7 +82,9 @@ export class HtmlPool {
     }
     this.inFlight.set(accountId, running + 1);
     try {
-      return await this.run(this.started(), { current, change, currentClean }, size);
+      // Handing the text to a worker copies it: not in the same turn as reading it.
+      await nextTurn();
+      return await this.run(size >= largeTaskChars ? this.startedLargeLane() : this.started(), { current, change, currentClean }, size);
     } finally {
       const left = (this.inFlight.get(accountId) ?? 1) - 1;
       if (left === 0) this.inFlight.delete(accountId);
@@ -122,19 +134,23 @@ export class HtmlPool {
   }
 
   private started(): Piscina<HtmlTask, NextBodyOutcome> {
-    this.pool ??= new Piscina<HtmlTask, NextBodyOutcome>({
-      filename: workerFile.href,
-      minThreads: 0,
-      maxThreads: this.settings.threads,
-      idleTimeout: 30_000,
-      execArgv,
-    });
+    this.pool ??= HtmlPool.threads(this.settings.threads);
     return this.pool;
+  }
+
+  private startedLargeLane(): Piscina<HtmlTask, NextBodyOutcome> {
+    this.largeLane ??= HtmlPool.threads(1);
+    return this.largeLane;
+  }
+
+  private static threads(maxThreads: number): Piscina<HtmlTask, NextBodyOutcome> {
+    return new Piscina<HtmlTask, NextBodyOutcome>({ filename: workerFile.href, minThreads: 0, maxThreads, idleTimeout: 30_000, execArgv, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   }
 
   /** Stops the worker threads (tasks still running are abandoned). */
   async close(): Promise<void> {
-    await this.pool?.destroy();
+    await Promise.all([this.pool?.destroy(), this.largeLane?.destroy()]);
     this.pool = undefined;
+    this.largeLane = undefined;
   }
 }

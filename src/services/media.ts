@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
-import sharp from 'sharp';
 import { AppError } from '../core/errors.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
@@ -32,6 +31,8 @@ export async function checkImage(bytes: Buffer, maxBytes: number): Promise<Check
   let format: string | undefined;
   let pixels = 0;
   try {
+    // Loaded on the first upload, not at start: libvips costs the process about 25 MB.
+    const { default: sharp } = await import('sharp');
     const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
     // sharp reports AVIF as the HEIF container with AV1 compression.
     format = meta.format === 'heif' ? (meta.compression === 'av1' ? 'avif' : undefined) : meta.format;

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import nodemailer from 'nodemailer';
+import type { SendMailOptions, Transporter } from 'nodemailer';
 import { z } from 'zod';
 import { randomBase62 } from '../core/secrets.js';
 import { type Clock, toDay, toTimestamp } from '../core/time.js';
@@ -96,7 +96,7 @@ function withChange(current: number, previous: number): string {
 }
 
 /** The e-mail of one report: the summary with the change from the month before, the PDF attached. */
-export function reportMessage(report: MonthlyReport, to: string, unsubscribeUrl: string, from: string): nodemailer.SendMailOptions {
+export function reportMessage(report: MonthlyReport, to: string, unsubscribeUrl: string, from: string): SendMailOptions {
   const name = report.site.name ?? `Site ${report.site.id}`;
   const { stats, previous } = report;
   const text = [
@@ -131,7 +131,8 @@ export type ReportLoader = (actor: Actor, site: SiteRow, month: string) => Promi
  * restart or another node never sends one twice.
  */
 export class ReportMailJob {
-  private readonly transport;
+  /** Made on the first send: most processes never send one, and nodemailer costs about 10 MB. */
+  private transport: Transporter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> = Promise.resolve(0);
 
@@ -140,9 +141,7 @@ export class ReportMailJob {
     private readonly clock: Clock,
     private readonly settings: ReportMailSettings,
     private readonly load: ReportLoader,
-  ) {
-    this.transport = nodemailer.createTransport(settings.smtpUrl);
-  }
+  ) {}
 
   /** Sends what is due now; the number of e-mails sent. */
   async runOnce(): Promise<number> {
@@ -192,6 +191,7 @@ export class ReportMailJob {
           .returning('subscription_id')
           .executeTakeFirst();
         if (!inserted) return false;
+        this.transport ??= (await import('nodemailer')).default.createTransport(this.settings.smtpUrl);
         await this.transport.sendMail(message);
         return true;
       });
@@ -222,6 +222,6 @@ export class ReportMailJob {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
-    this.transport.close();
+    this.transport?.close();
   }
 }

@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 import type { SiteRow } from '../db/schema.js';
 import type { Article } from './articles.js';
 import type { Backlink } from './backlinks.js';
@@ -148,6 +147,8 @@ export async function renderReportPdf(report: MonthlyReport): Promise<Buffer> {
   const { site, month, span, stats, previous } = report;
   const siteName = pdfText(site.name ?? `Site ${site.id}`);
   const period = span.toDate ? `${monthName(month)} so far` : monthName(month);
+  // Loaded on the first report, not at start: its fonts cost the process about 25 MB.
+  const { default: PDFDocument } = await import('pdfkit');
   const doc = new PDFDocument({ size: pageSize, margin, info: { Title: `${siteName} · ${monthName(month)}`, Author: 'Anchorage', Subject: 'Monthly report' } });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
