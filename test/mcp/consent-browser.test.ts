@@ -1,43 +1,17 @@
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
-import { authorizationUrl, password, pkce, registerClient } from './oauth-client.js';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { describe, expect, it } from 'vitest';
+import { createCustomer } from '../helpers/harness.js';
+import { authorizationUrl, chromiumPath, password, pkce, registerClient, useBrowserOAuth } from './oauth-client.js';
 
 /**
  * In a real browser: Chromium applies the consent page's CSP form-action to the redirect that
  * follows the POST, so Allow must reach the client's redirect URI, not be blocked.
  */
 describe.skipIf(!existsSync(chromiumPath))('consent in Chromium', () => {
-  let harness: Harness;
-  let browser: Browser;
-  let callbackServer: Server;
-  let callbackBase: string;
-  const received: URL[] = [];
-
-  beforeAll(async () => {
-    harness = await startHarness({ listen: true });
-    callbackServer = createServer((request, response) => {
-      // Only the redirect counts: the browser may also ask this origin for /favicon.ico.
-      const url = new URL(request.url!, callbackBase);
-      if (url.pathname === '/callback') received.push(url);
-      response.end('<p>You can close this window.</p>');
-    });
-    await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
-    callbackBase = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => callbackServer?.close(resolve));
-    await harness?.close();
-  });
+  const oauth = useBrowserOAuth();
 
   it('signs in, shows the request, and Allow lands on the client with code, state and iss', async () => {
+    const { harness, browser, callbackBase, received } = oauth;
     const base = harness.settings.publicUrl;
     const customer = await createCustomer(harness.services);
     const client = await registerClient(base, { client_name: 'Browser client', redirect_uris: [`${callbackBase}/callback`] });

@@ -1,4 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   Client,
   type OAuthClientInformationMixed,
@@ -9,7 +11,9 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { expect } from 'vitest';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.js';
 
 export const password = 'correct horse battery';
 
@@ -278,4 +282,60 @@ export async function rawMcp(
     },
     body: JSON.stringify(message),
   });
+}
+
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** A served harness, a client's redirect URI that records what reaches it, and Chromium to click through. */
+export interface BrowserOAuth {
+  harness: Harness;
+  browser: Browser;
+  /** The origin of the redirect URI: register `${callbackBase}/callback`. */
+  callbackBase: string;
+  /** Every request to /callback, in order. */
+  received: URL[];
+  close(): Promise<void>;
+}
+
+/** The set-up, started before the enclosing describe block's tests and closed after them: read it inside a test. */
+export function useBrowserOAuth(): BrowserOAuth {
+  const setup = {} as BrowserOAuth;
+  beforeAll(async () => {
+    Object.assign(setup, await startBrowserOAuth());
+  });
+  afterAll(async () => {
+    await setup.close?.();
+  });
+  return setup;
+}
+
+async function startBrowserOAuth(): Promise<BrowserOAuth> {
+  const harness = await startHarness({ listen: true });
+  const received: URL[] = [];
+  const callbackServer = createServer((request, response) => {
+    // Only the redirect counts: the browser may also ask this origin for /favicon.ico.
+    const url = new URL(request.url!, callbackBase);
+    if (url.pathname === '/callback') received.push(url);
+    response.end('<p>You can close this window.</p>');
+  });
+  await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
+  const callbackBase = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}`;
+  const closeServers = async () => {
+    await new Promise((resolve) => callbackServer.close(resolve));
+    await harness.close();
+  };
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] }).catch(async (error: unknown) => {
+    await closeServers();
+    throw error;
+  });
+  return {
+    harness,
+    browser,
+    callbackBase,
+    received,
+    async close() {
+      await browser.close();
+      await closeServers();
+    },
+  };
 }

@@ -1,43 +1,18 @@
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
-import { authorizationUrl, password, pkce, registerClient } from '../mcp/oauth-client.js';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { describe, expect, it } from 'vitest';
+import { createCustomer } from '../helpers/harness.js';
+import { authorizationUrl, chromiumPath, password, pkce, registerClient, useBrowserOAuth } from '../mcp/oauth-client.js';
 
 /** Issue 13: an assistant's connection in Chromium, at desktop and phone width. */
 describe.skipIf(!existsSync(chromiumPath))('an assistant connecting, in Chromium', () => {
-  let harness: Harness;
-  let browser: Browser;
-  let callbackServer: Server;
-  let callbackBase: string;
-  const received: URL[] = [];
-
-  beforeAll(async () => {
-    harness = await startHarness({ listen: true });
-    callbackServer = createServer((request, response) => {
-      const url = new URL(request.url!, callbackBase);
-      if (url.pathname === '/callback') received.push(url);
-      response.end('<p>You can close this window.</p>');
-    });
-    await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
-    callbackBase = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => callbackServer?.close(resolve));
-    await harness?.close();
-  });
+  const oauth = useBrowserOAuth();
 
   for (const viewport of [
     { width: 1280, height: 900 },
     { width: 390, height: 844 },
   ]) {
     it(`names the application at sign-in and keeps the consent focused until Deny (${viewport.width} px)`, async () => {
+      const { harness, browser, callbackBase, received } = oauth;
       const base = harness.settings.publicUrl;
       const customer = await createCustomer(harness.services);
       const client = await registerClient(base, { client_name: 'Quill Writer', redirect_uris: [`${callbackBase}/callback`] });

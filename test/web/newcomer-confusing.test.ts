@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reportSpan } from '../../src/web/pages/report.js';
+import { reportSpan } from '../../src/web/report-data.js';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
 import { authorizationUrl, browse, connectWithOAuth, CookieJar, formFields, modes, pkce, registerClient, signIn } from '../mcp/oauth-client.js';

@@ -8,9 +8,9 @@ import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../s
 import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportRowLimit, sendPdf } from '../report-data.js';
+import { loadMonthlyReport, reportRowLimit, sendPdf, validMonth } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
-import { articleRows, backlinkRows, charts, daysLabel, siteHeading, spanNote, statTiles, validMonth } from './report.js';
 
 interface ShareForm {
   name?: unknown;
@@ -138,9 +138,8 @@ function subscriptionsSection(ui: UiContext, siteId: number, subscriptions: Repo
 
 /** The report of a share link: the same numbers as the report page, every row, nothing to click into. */
 function sharedReport(report: MonthlyReport, token: string, currentMonth: string): SafeHtml {
-  const { site, month, span, stats, previous } = report;
-  const period = span.toDate ? `${monthLabel(month)} so far` : monthLabel(month);
-  const compared = span.toDate ? daysLabel(span.previousFrom, span.previousTo) : monthLabel(addMonths(month, -1), true);
+  const { site, month } = report;
+  const { period } = reportPeriod(month, report.span);
   const here = (m: string) => `/share/${token}?month=${m}`;
   const next = addMonths(month, 1);
   const more = (rows: number, noun: string) => (rows >= reportRowLimit ? html`<p class="muted small">The first ${reportRowLimit} ${noun}.</p>` : '');
@@ -156,20 +155,12 @@ function sharedReport(report: MonthlyReport, token: string, currentMonth: string
   <a class="button small" href="${here(addMonths(month, -1))}" rel="prev">← ${monthLabel(addMonths(month, -1), true)}</a>
   ${next <= currentMonth ? html`<a class="button small" href="${here(next)}" rel="next">${monthLabel(next, true)} →</a>` : ''}
 </nav>
-<section aria-labelledby="summary-h" class="report-summary">
-  <h2 id="summary-h">Summary <span class="muted thin small">${stats.from} to ${stats.to}</span></h2>
-  <p class="muted small" data-span-note>${spanNote(month, span)}</p>
-  ${statTiles(stats, previous, compared)}
-</section>
-<section aria-labelledby="trend-h">
-  <h2 id="trend-h">The last 12 months</h2>
-  ${charts(report.series)}
-</section>
+${reportOverview(report)}
 <section aria-labelledby="articles-h" class="card">
   <h2 id="articles-h">Articles published in ${period}</h2>
   ${tableWrap(
     `Articles published in ${period}`,
-    html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
+    articlesHead,
     articleRows(report.articles, false),
     `No articles were published in ${period}.`,
   )}
@@ -179,7 +170,7 @@ function sharedReport(report: MonthlyReport, token: string, currentMonth: string
   <h2 id="backlinks-h">Backlinks acquired in ${period}</h2>
   ${tableWrap(
     `Backlinks acquired in ${period}`,
-    html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
+    backlinksHead,
     backlinkRows(report.backlinks),
     `No backlinks were acquired in ${period}.`,
   )}
@@ -310,7 +301,7 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     const month = shownMonth(request.query.month);
     const report = await loadMonthlyReport(services, opened.actor, opened.site, month);
     await services.reportShares.recordOpen(opened, 'openReportShare', month, 200);
-    return sendSharePage(reply, `${opened.site.name ?? `Site ${opened.site.id}`} · ${monthLabel(month)}`, sharedReport(report, request.params.token, currentMonth()), 200, [
+    return sendSharePage(reply, reportTitle(opened.site, month), sharedReport(report, request.params.token, currentMonth()), 200, [
       '/assets/vendor/chart.umd.min.js',
       '/assets/report.js',
     ]);

@@ -2,29 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { type DayRange, periodRange } from '../../core/periods.js';
 import { toDay } from '../../core/time.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
-import type { Article } from '../../services/articles.js';
-import type { Backlink } from '../../services/backlinks.js';
 import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
-import type { SiteRow } from '../../db/schema.js';
 import { renderReportPdf } from '../../services/report-pdf.js';
-import type { Stats } from '../../services/stats.js';
-import type { MonthCounts } from '../../services/ui-queries.js';
-import {
-  addMonths,
-  badge,
-  day,
-  delta,
-  externalLink,
-  monthLabel,
-  notice,
-  queryString,
-  pagedTable,
-  tableWrap,
-} from '../components.js';
+import { addMonths, externalLink, monthLabel, notice, queryString, pagedTable } from '../components.js';
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, sendPdf } from '../report-data.js';
+import { loadMonthlyReport, reportSpan, type ReportSpan, sendPdf, validMonth } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
 interface ReportQuery {
@@ -43,11 +28,6 @@ const printRowLimit = 1000;
 const everyRow = <T>(meta: PageMeta, list: (page: PageRequest) => Promise<Page<T>>): Promise<T[] | undefined> =>
   meta.last_page > 1 ? allPages(list, printRowLimit) : Promise.resolve(undefined);
 
-/** A `YYYY-MM` the stats service accepts as a period, or undefined. */
-export function validMonth(value: string): string | undefined {
-  return /^\d{4}-\d{2}$/.test(value) && periodRange(value, new Date()) ? value : undefined;
-}
-
 /** The statuses a month's articles can be filtered by: drafts have no publication date, so no month holds them. */
 const datedStatuses = articleStatuses.filter((s) => s !== 'draft');
 
@@ -64,48 +44,11 @@ function statusChoice(value: string): ArticleStatus | 'any' {
 const statusParam = (choice: ArticleStatus | 'any'): string | undefined => (choice === 'published' ? undefined : choice);
 
 /**
- * The days a report covers, and the days it is compared with: a past or future month whole,
- * against the whole month before; the current month up to today, against the same days of the
- * month before (the 1st to the 23rd against the 1st to the 23rd, or to its last day if shorter).
- */
-export interface ReportSpan {
-  from: string;
-  to: string;
-  previousFrom: string;
-  previousTo: string;
-  toDate: boolean;
-}
-
-export function reportSpan(month: string, now: Date): ReportSpan {
-  const whole = periodRange(month, now)!;
-  const previous = periodRange(addMonths(month, -1), now)!;
-  const today = toDay(now);
-  if (today.slice(0, 7) !== month) return { ...whole, previousFrom: previous.from, previousTo: previous.to, toDate: false };
-  const lastDay = Math.min(Number(today.slice(8)), Number(previous.to.slice(8)));
-  return { from: whole.from, to: today, previousFrom: previous.from, previousTo: `${previous.to.slice(0, 8)}${String(lastDay).padStart(2, '0')}`, toDate: true };
-}
-
-/**
  * The days of the articles table: the report's days for published articles (what the card
  * counts); the whole month for the other statuses, whose dates (scheduled ones above all) lie ahead.
  */
 function articleDays(choice: ArticleStatus | 'any', month: string, span: ReportSpan, now: Date): DayRange {
   return choice === 'published' ? { from: span.from, to: span.to } : periodRange(month, now)!;
-}
-
-/** Days of one month as "1–23 Nov 2026" (or "1 Nov 2026"). */
-export function daysLabel(from: string, to: string): string {
-  const first = Number(from.slice(8));
-  const last = Number(to.slice(8));
-  return `${first === last ? first : `${first}–${last}`} ${monthLabel(from.slice(0, 7), true)}`;
-}
-
-/** What the numbers of the page cover and what they are compared with, in words. */
-export function spanNote(month: string, span: ReportSpan): string {
-  const previousMonth = monthLabel(addMonths(month, -1));
-  return span.toDate
-    ? `${monthLabel(month)} so far: ${daysLabel(span.from, span.to)}, compared with the same days of ${previousMonth} (${daysLabel(span.previousFrom, span.previousTo)}).`
-    : `The whole month, compared with the whole of ${previousMonth}.`;
 }
 
 /** The articles table's heading, saying what the status filter keeps. */
@@ -127,99 +70,6 @@ export async function accountContext(options: WebOptions, ui: UiContext, account
     root: html`<a href="/app/staff">Accounts</a> <span aria-hidden="true">/</span> <a href="/app/staff/accounts/${accountId}">${name}</a>`,
     banner: html`<div class="notice notice-warning" role="note"><strong>Staff view, read-only.</strong> This belongs to the account “${name}”. You can look at everything, but editing and restoring are disabled.</div>`,
   };
-}
-
-export function siteHeading(site: SiteRow): SafeHtml {
-  return html`${site.name ?? `Site ${site.id}`}`;
-}
-
-function statTile(label: string, current: number, previous: number, compared: string, id: string): SafeHtml {
-  return html`<div class="stat" data-stat="${id}">
-  <dt>${label}</dt>
-  <dd><span class="stat-value" data-stat-value="${id}">${current}</span>
-    <span class="stat-compare">${delta(current, previous)} <span class="muted">vs ${compared} (${previous})</span></span></dd>
-</div>`;
-}
-
-export function statTiles(stats: Stats, previous: Stats, compared: string): SafeHtml {
-  return html`<dl class="stats">
-  ${statTile('Articles published', stats.articles_published, previous.articles_published, compared, 'articles_published')}
-  ${statTile('Backlinks acquired', stats.backlinks_acquired, previous.backlinks_acquired, compared, 'backlinks_acquired')}
-  ${statTile('Industry backlinks', stats.backlinks_industry, previous.backlinks_industry, compared, 'backlinks_industry')}
-  ${statTile('Local backlinks', stats.backlinks_local, previous.backlinks_local, compared, 'backlinks_local')}
-</dl>`;
-}
-
-/** The two charts (drawn by /assets/report.js from data-series) and the same numbers as a table. */
-export function charts(series: MonthCounts[]): SafeHtml {
-  const data = JSON.stringify({
-    labels: series.map((m) => monthLabel(m.month, true)),
-    months: series.map((m) => m.month),
-    industry: series.map((m) => m.backlinks_industry),
-    local: series.map((m) => m.backlinks_local),
-    articles: series.map((m) => m.articles_published),
-  });
-  const span = `${monthLabel(series[0]!.month)} to ${monthLabel(series[series.length - 1]!.month)}`;
-  return html`<div class="chart-grid">
-  <figure class="card chart-card">
-    <figcaption><h3>Backlinks per month</h3><p class="muted small">Industry and local, ${span}</p></figcaption>
-    <div class="chart-box"><canvas id="backlinks-chart" data-chart="backlinks" data-series="${data}" role="img" aria-label="Bar chart of backlinks acquired per month, industry and local, ${span}. The same numbers are in the table below.">Backlinks per month; see the table below.</canvas></div>
-  </figure>
-  <figure class="card chart-card">
-    <figcaption><h3>Articles published per month</h3><p class="muted small">${span}</p></figcaption>
-    <div class="chart-box"><canvas id="articles-chart" data-chart="articles" data-series="${data}" role="img" aria-label="Chart of articles published per month, ${span}. The same numbers are in the table below.">Articles per month; see the table below.</canvas></div>
-  </figure>
-</div>
-<details class="chart-data">
-  <summary>Show the last 12 months as a table</summary>
-  ${tableWrap(
-    'The last 12 months',
-    html`<tr><th scope="col">Month</th><th scope="col" class="num">Articles published</th><th scope="col" class="num">Industry backlinks</th><th scope="col" class="num">Local backlinks</th><th scope="col" class="num">All backlinks</th></tr>`,
-    series.map(
-      (m) => html`<tr><th scope="row">${monthLabel(m.month)}</th><td class="num">${m.articles_published}</td><td class="num">${m.backlinks_industry}</td><td class="num">${m.backlinks_local}</td><td class="num">${m.backlinks_industry + m.backlinks_local}</td></tr>`,
-    ),
-    'No data.',
-  )}
-</details>`;
-}
-
-/** Rows of the articles table; `linked` links each title to its editor (never on a share link). */
-export function articleRows(articles: Article[], linked = true): SafeHtml[] {
-  return articles.map(
-    (a) => html`<tr>
-  <td class="wrap">${linked ? html`<a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a>` : a.title || `Untitled article ${a.id}`}</td>
-  <td>${badge(a.status)}</td>
-  <td>${day(a.published_at)}</td>
-  <td>${a.target_keyword ?? ''}</td>
-  <td class="num">${a.word_count ?? ''}</td>
-</tr>`,
-  );
-}
-
-/** A target URL shown as its path: the site is the same for every row. */
-function targetPath(url: string | null): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    const path = `${parsed.pathname}${parsed.search}`;
-    return path === '/' ? '/ (home page)' : path;
-  } catch {
-    return url;
-  }
-}
-
-export function backlinkRows(backlinks: Backlink[]): SafeHtml[] {
-  return backlinks.map(
-    (b) => html`<tr>
-  <td>${day(b.acquired_at)}</td>
-  <td>${externalLink(b.source_url, b.source_domain ?? b.source_url)}</td>
-  <td class="wrap">${b.anchor_text ?? ''}</td>
-  <td>${b.anchor_type ?? ''}</td>
-  <td>${badge(b.category)}</td>
-  <td>${badge(b.status)}</td>
-  <td class="wrap">${externalLink(b.target_url, targetPath(b.target_url))}</td>
-</tr>`,
-  );
 }
 
 /** The monthly report of one site, its CSV exports. */
@@ -260,14 +110,13 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
 
     const here = (params: Partial<Record<keyof ReportQuery, string | number | undefined>>, anchor = '') =>
       `/app/sites/${siteId}${queryString({ month, status: statusParam(choice), apage, bpage, ...params })}${anchor}`;
-    const period = span.toDate ? `${monthLabel(month)} so far` : monthLabel(month);
-    const compared = span.toDate ? daysLabel(span.previousFrom, span.previousTo) : monthLabel(previousMonth, true);
+    const { period } = reportPeriod(month, span);
     const articlesPeriod = choice === 'published' ? period : monthLabel(month);
     const exportQuery = queryString({ month });
     const facts = [site.industry, site.country, site.language, site.geographic_scope].filter(Boolean).join(' · ');
 
     return sendPage(reply, ui, {
-      title: `${site.name ?? `Site ${site.id}`} · ${monthLabel(month)}`,
+      title: reportTitle(site, month),
       active: 'sites',
       scripts: ['/assets/vendor/chart.umd.min.js', '/assets/report.js'],
       body: html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
@@ -291,15 +140,7 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
   <button type="submit" class="button small primary">Show</button>
   <a class="button small" href="${here({ month: addMonths(month, 1), apage: undefined, bpage: undefined })}" rel="next">${monthLabel(addMonths(month, 1), true)} →</a>
 </form>
-<section aria-labelledby="summary-h" class="report-summary">
-  <h2 id="summary-h">Summary <span class="muted thin small">${stats.from} to ${stats.to}</span></h2>
-  <p class="muted small" data-span-note>${spanNote(month, span)}</p>
-  ${statTiles(stats, previous, compared)}
-</section>
-<section aria-labelledby="trend-h">
-  <h2 id="trend-h">The last 12 months</h2>
-  ${charts(series)}
-</section>
+${reportOverview({ month, span, stats, previous, series })}
 <section aria-labelledby="articles-h" id="articles" class="card">
   <div class="section-head">
     <h2 id="articles-h">${articlesHeading(choice, articlesPeriod)}</h2>
@@ -317,7 +158,7 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
   </form>
   ${pagedTable({
     caption: articlesHeading(choice, articlesPeriod),
-    head: html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`,
+    head: articlesHead,
     rows: articleRows(articles.data),
     allRows: allArticles && articleRows(allArticles),
     empty: choice === 'published' ? `No articles were published in ${period}.` : `No ${choice === 'any' ? '' : `${choice} `}articles are dated in ${articlesPeriod}.`,
@@ -333,7 +174,7 @@ ${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is
   </div>
   ${pagedTable({
     caption: `Backlinks acquired in ${period}`,
-    head: html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`,
+    head: backlinksHead,
     rows: backlinkRows(backlinks.data),
     allRows: allBacklinks && backlinkRows(allBacklinks),
     empty: `No backlinks were acquired in ${period}.`,
