@@ -69,6 +69,9 @@ export class HtmlPool {
   async nextBody(accountId: number, current: string, change: BodyChange, currentClean = false): Promise<NextBodyOutcome> {
     const size = changeSize(current, change);
     if (size < this.settings.inlineBelow) return nextBody(current, change, currentClean);
+    // Handing the text to a worker copies it: not in the same turn as reading it. The bounds are
+    // checked after this turn, in the same one that counts the task.
+    await nextTurn();
     const running = this.inFlight.get(accountId) ?? 0;
     if (running >= this.settings.perAccount) {
       throw busy(
@@ -82,8 +85,6 @@ export class HtmlPool {
     }
     this.inFlight.set(accountId, running + 1);
     try {
-      // Handing the text to a worker copies it: not in the same turn as reading it.
-      await nextTurn();
       return await this.run(size >= largeTaskChars ? this.startedLargeLane() : this.started(), { current, change, currentClean }, size);
     } finally {
       const left = (this.inFlight.get(accountId) ?? 1) - 1;

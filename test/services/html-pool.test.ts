@@ -51,6 +51,25 @@ describe('HtmlPool', () => {
     }
   });
 
+  it('runs bodies of a million characters one at a time in their own lane, while ordinary pooled edits go on', async () => {
+    const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      const big = largeBody(13_000);
+      expect(big.length).toBeGreaterThan(1_000_000);
+      const finished: string[] = [];
+      const track = (name: string, outcome: Promise<unknown>) => outcome.then(() => finished.push(name));
+      await Promise.all([
+        track('large 1', lanes.nextBody(1, PLAIN_BODY, { body: big })),
+        track('large 2', lanes.nextBody(2, PLAIN_BODY, { body: `${big}<p>2</p>` })),
+        track('small', lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY })),
+      ]);
+      // The small edit did not queue behind them; the two large ones did not run side by side.
+      expect(finished).toEqual(['small', 'large 1', 'large 2']);
+    } finally {
+      await lanes.close();
+    }
+  });
+
   it('stops a task that runs past its time limit with validation_failed on body', async () => {
     const strict = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 10, timeoutMs: 1 });
     try {
