@@ -13,7 +13,7 @@
 //
 //   npm run bench                                   # build, then the full run on SQLite
 //   node bench/reads.mjs --quick                    # 100k backlinks / 10k articles, short cases
-//   node bench/reads.mjs --only=floor --profile     # CPU profile of the server (bench/profiles/)
+//   node bench/reads.mjs --only=floor --profile     # CPU profiles of the server and the floor (bench/profiles/)
 //   node bench/reads.mjs --only=scale --case=getStats --seconds=10   # some cases, longer
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
