@@ -7,7 +7,7 @@ import { precompiled } from '../db/precompiled.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { CountersService } from './counters.js';
-import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay, SHORT_SKIP } from './pagination.js';
+import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay, SHORT_SKIP, TopPages } from './pagination.js';
 import { readsEveryAccount, type SitesService } from './sites.js';
 
 
@@ -82,6 +82,7 @@ export class ArticlesService {
   /** The article by id (staff reads), and by id within one account. */
   private readonly byId;
   private readonly byIdInAccount;
+  private readonly topPages;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -90,6 +91,7 @@ export class ArticlesService {
     /** Rows a page skips by index before it seeks by the day counters (tests lower it to exercise the seek). */
     private readonly shortSkip = SHORT_SKIP,
   ) {
+    this.topPages = new TopPages(db);
     const byId = db.selectFrom('articles').selectAll().where('id', '=', 0);
     this.byId = precompiled(db, byId);
     this.byIdInAccount = precompiled(db, byId.where('account_id', '=', 0));
@@ -99,9 +101,13 @@ export class ArticlesService {
     await this.sites.visible(actor, siteId);
     const bounds = checkedDayFilters(filters);
     const counts = await this.counters.list('articles', siteId, bounds, filters.status);
-    let query = this.db.selectFrom('articles').select(listColumns).where('site_id', '=', siteId);
-    if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-    return paginateByDay(query, 'published_at', bounds, counts, filters, toArticle, this.shortSkip);
+    const { status } = filters;
+    const build = () => {
+      const query = this.db.selectFrom('articles').select(listColumns).where('site_id', '=', siteId);
+      return status === undefined ? query : query.where('status', '=', status);
+    };
+    const list = { build, shape: `status:${status !== undefined}`, parameters: status === undefined ? [siteId] : [siteId, status], top: this.topPages };
+    return paginateByDay(list, 'published_at', bounds, counts, filters, toArticle, this.shortSkip);
   }
 
   async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {

@@ -1,6 +1,7 @@
-import type { SelectQueryBuilder } from 'kysely';
+import type { Compilable, Kysely, SelectQueryBuilder } from 'kysely';
 import { isMonth, type SpanOffset, spanHolding, totalOf, undatedDay } from '../core/day-pages.js';
 import { checkedDayRange } from '../core/periods.js';
+import { precompiled } from '../db/precompiled.js';
 import type { Database } from '../db/schema.js';
 import type { ListCounts } from './counters.js';
 
@@ -54,6 +55,35 @@ function pageOf<T>(data: T[], total: number, request: PageRequest): Page<T> {
 export const SHORT_SKIP = 500;
 
 /**
+ * A list's top pages (plain `LIMIT/OFFSET`), compiled once per shape of its filters: building
+ * and compiling the query cost more than running it on SQLite.
+ */
+export class TopPages {
+  private readonly compiled = new Map<string, (...parameters: unknown[]) => Promise<unknown[]>>();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** `parameters` in the order `build()` compiles them; `shape` names which filters it has. */
+  run<Row>(shape: string, build: () => Compilable<Row>, parameters: unknown[]): Promise<Row[]> {
+    let query = this.compiled.get(shape);
+    if (!query) {
+      query = precompiled(this.db, build());
+      this.compiled.set(shape, query);
+    }
+    return query(...parameters) as Promise<Row[]>;
+  }
+}
+
+/** The list a page comes from: its query with the list's own filters, as built and as compiled. */
+export interface ListQuery<TB extends keyof Database, Row> {
+  build: () => SelectQueryBuilder<Database, TB, Row>;
+  /** Which filters `build` applies, and their values in the order it applies them. */
+  shape: string;
+  parameters: unknown[];
+  top: TopPages;
+}
+
+/**
  * One page of a list ordered by `column` descending (rows without one last), then by id
  * descending, from the list's counters: the total is their sum, and the page seeks by index to
  * the day holding its first row and skips only rows of that day, where `LIMIT/OFFSET` would count
@@ -61,7 +91,7 @@ export const SHORT_SKIP = 500;
  * gives. `query` carries the list's other filters; `bounds` its day filter, as counted.
  */
 export async function paginateByDay<TB extends keyof Database, Row, Out>(
-  query: SelectQueryBuilder<Database, TB, Row>,
+  list: ListQuery<TB, Row>,
   column: 'published_at' | 'acquired_at',
   bounds: DayFilters,
   counts: ListCounts,
@@ -71,8 +101,25 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
 ): Promise<Page<Out>> {
   // The column exists on the one table each caller queries; Kysely cannot see that through TB.
   const ref = column as never;
-  let ordered = query.orderBy(ref, (ob) => ob.desc().nullsLast()).orderBy('id' as never, 'desc');
-  if (bounds.from !== undefined) ordered = ordered.where(ref, '>=', `${bounds.from}T00:00:00Z` as never);
+  const from = bounds.from === undefined ? [] : [`${bounds.from}T00:00:00Z`];
+  const to = bounds.to === undefined ? [] : [`${bounds.to}T23:59:59Z`];
+  const orderedList = () => {
+    const ordered = list.build().orderBy(ref, (ob) => ob.desc().nullsLast()).orderBy('id' as never, 'desc');
+    return from.length ? ordered.where(ref, '>=', from[0] as never) : ordered;
+  };
+  const offset = (request.page - 1) * request.per_page;
+  const total = totalOf(counts.spans);
+  if (offset < shortSkip) {
+    // Near the top the index skips rows faster than the counters find their day.
+    const near = () => {
+      const ordered = orderedList();
+      return (to.length ? ordered.where(ref, '<=', to[0] as never) : ordered).limit(request.per_page).offset(offset);
+    };
+    const shape = `${list.shape} from:${from.length} to:${to.length}`;
+    const rows = offset < total ? await list.top.run(shape, near, [...list.parameters, ...from, ...to, request.per_page, offset]) : [];
+    return pageOf(rows.map(toResource), total, request);
+  }
+  const ordered = orderedList();
   const undated = ordered.where(ref, 'is', null);
   // The skipped rows are read from the index alone (ids); only the page's rows are read whole.
   const rowsOf = (seek: typeof ordered, limit: number, offset: number): Promise<Row[]> =>
@@ -87,14 +134,6 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     if (rest === 0 || counts.spans.at(-1)?.span !== undatedDay) return dated;
     return [...dated, ...(await rowsOf(undated, rest, 0))];
   };
-  const offset = (request.page - 1) * request.per_page;
-  const total = totalOf(counts.spans);
-  if (offset < shortSkip) {
-    // Near the top the index skips rows faster than the counters find their day.
-    const near = bounds.to === undefined ? ordered : ordered.where(ref, '<=', `${bounds.to}T23:59:59Z` as never);
-    const rows = offset < total ? await near.limit(request.per_page).offset(offset).execute() : [];
-    return pageOf(rows.map(toResource), total, request);
-  }
   let start = spanHolding(counts.spans, offset);
   if (start && isMonth(start.span)) {
     // The index skips a month's first rows about as fast as the month's day counters are read.

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { AppError, notFound } from '../core/errors.js';
+import { precompiled } from '../db/precompiled.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import { type Page, type PageRequest, paginate } from './pagination.js';
@@ -40,7 +41,15 @@ export function readsEveryAccount(actor: Actor): boolean {
 }
 
 export class SitesService {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** The site by id (staff reads), and by id within one account: on every list and stats read. */
+  private readonly byId;
+  private readonly byIdInAccount;
+
+  constructor(private readonly db: Kysely<Database>) {
+    const byId = db.selectFrom('sites').selectAll().where('id', '=', 0);
+    this.byId = precompiled(db, byId);
+    this.byIdInAccount = precompiled(db, byId.where('account_id', '=', 0));
+  }
 
   async list(actor: Actor, filters: SiteFilters): Promise<Page<Site>> {
     if ((filters.account !== undefined || filters.website !== undefined) && !readsEveryAccount(actor)) {
@@ -62,9 +71,7 @@ export class SitesService {
 
   /** The site if the actor may read it; another account's site is "not found", as a missing one. */
   async visible(actor: Actor, siteId: number): Promise<SiteRow> {
-    let query = this.db.selectFrom('sites').selectAll().where('id', '=', siteId);
-    if (!readsEveryAccount(actor)) query = query.where('account_id', '=', actor.accountId);
-    const site = await query.executeTakeFirst();
+    const [site] = readsEveryAccount(actor) ? await this.byId(siteId) : await this.byIdInAccount(siteId, actor.accountId);
     if (!site) throw notFound('site');
     return site;
   }
