@@ -100,7 +100,7 @@ export class ArticlesService {
   async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
     await this.sites.visible(actor, siteId);
     const bounds = checkedDayFilters(filters);
-    const counts = await this.counters.list('articles', siteId, bounds, filters.status);
+    const counts = this.counters.list('articles', siteId, bounds, filters.status);
     const { status } = filters;
     const build = () => {
       const query = this.db.selectFrom('articles').select(listColumns).where('site_id', '=', siteId);

@@ -37,7 +37,7 @@ export class BacklinksService {
   async list(actor: Actor, siteId: number, filters: BacklinkFilters): Promise<Page<Backlink>> {
     await this.sites.visible(actor, siteId);
     const bounds = checkedDayFilters(filters);
-    const counts = await this.counters.list('backlinks', siteId, bounds);
+    const counts = this.counters.list('backlinks', siteId, bounds);
     const build = () => this.db.selectFrom('backlinks').select(columns).where('site_id', '=', siteId);
     const list = { build, shape: 'site', parameters: [siteId], top: this.topPages };
     return paginateByDay(list, 'acquired_at', bounds, counts, filters, (row) => row, this.shortSkip);

@@ -14,8 +14,10 @@ export type Counted = keyof typeof counted;
 
 /** The rows of one list as counters see them: per span in list order, and one month's days. */
 export interface ListCounts {
+  /** The list's rows: one sum, cheaper than `spans` when a page needs no seek. */
+  total(): Promise<number>;
   /** Whole months `YYYY-MM` and days `YYYY-MM-DD` of partial months, newest first, undated last. */
-  spans: SpanCount[];
+  spans(): Promise<SpanCount[]>;
   /** The days of a whole month of `spans`, newest first. */
   daysOf(month: string): Promise<SpanCount[]>;
 }
@@ -84,11 +86,12 @@ export class CountersService {
   ) {}
 
   /** A list's counts for days `bounds` (as the list filters its rows); `key` narrows to one category or status. */
-  async list(of: Counted, siteId: number, bounds: DayBounds, key?: string): Promise<ListCounts> {
+  list(of: Counted, siteId: number, bounds: DayBounds, key?: string): ListCounts {
     const spans = async (split: SplitBounds) =>
       inListOrder((await this.sum(of, siteId, split, 'span', key)).map(({ group, n }) => ({ span: group, n })));
     return {
-      spans: await spans(splitBounds(bounds)),
+      total: async () => (await this.sum(of, siteId, splitBounds(bounds), 'none', key)).reduce((total, { n }) => total + n, 0),
+      spans: () => spans(splitBounds(bounds)),
       daysOf: (month) => spans({ days: [{ from: `${month}-01`, to: `${month}-31` }], undated: false }),
     };
   }
@@ -100,16 +103,19 @@ export class CountersService {
     return totals;
   }
 
-  /** Sums counters grouped by span or by key: `split.months` from the month table, `split.days` from the day table. */
-  private async sum(of: Counted, siteId: number, split: SplitBounds, groupBy: 'span' | 'key', key?: string): Promise<{ group: string; n: number }[]> {
+  /**
+   * Sums counters grouped by span or by key, or not grouped: `split.months` from the month
+   * table, `split.days` from the day table.
+   */
+  private async sum(of: Counted, siteId: number, split: SplitBounds, groupBy: 'span' | 'key' | 'none', key?: string): Promise<{ group: string; n: number }[]> {
     const tables = counted[of];
     const query = (table: string, spanColumn: 'day' | 'month', conditions: RawBuilder<unknown>[]) => {
-      const span = sql.ref(spanColumn);
-      const group = groupBy === 'span' ? span : sql.ref(tables.key);
       const where = [sql`site_id = ${siteId}`, ...conditions];
       if (key !== undefined) where.push(sql`${sql.ref(tables.key)} = ${key}`);
-      return sql<{ group: string; n: number | string }>`select ${group} as ${sql.ref('group')}, sum(n) as n
-        from ${sql.table(table)} where ${sql.join(where, sql` and `)} group by ${group}`.execute(this.db);
+      const from = sql`from ${sql.table(table)} where ${sql.join(where, sql` and `)}`;
+      if (groupBy === 'none') return sql<{ group: string; n: number | string | null }>`select '' as ${sql.ref('group')}, sum(n) as n ${from}`.execute(this.db);
+      const group = groupBy === 'span' ? sql.ref(spanColumn) : sql.ref(tables.key);
+      return sql<{ group: string; n: number | string | null }>`select ${group} as ${sql.ref('group')}, sum(n) as n ${from} group by ${group}`.execute(this.db);
     };
     const reads = [];
     if (split.months) {

@@ -108,17 +108,18 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     return from.length ? ordered.where(ref, '>=', from[0] as never) : ordered;
   };
   const offset = (request.page - 1) * request.per_page;
-  const total = totalOf(counts.spans);
   if (offset < shortSkip) {
-    // Near the top the index skips rows faster than the counters find their day.
+    // Near the top the index skips rows faster than the counters find their day; the total is one sum.
     const near = () => {
       const ordered = orderedList();
       return (to.length ? ordered.where(ref, '<=', to[0] as never) : ordered).limit(request.per_page).offset(offset);
     };
     const shape = `${list.shape} from:${from.length} to:${to.length}`;
-    const rows = offset < total ? await list.top.run(shape, near, [...list.parameters, ...from, ...to, request.per_page, offset]) : [];
+    const [total, rows] = await Promise.all([counts.total(), list.top.run(shape, near, [...list.parameters, ...from, ...to, request.per_page, offset])]);
     return pageOf(rows.map(toResource), total, request);
   }
+  const spans = await counts.spans();
+  const total = totalOf(spans);
   const ordered = orderedList();
   const undated = ordered.where(ref, 'is', null);
   // The skipped rows are read from the index alone (ids); only the page's rows are read whole.
@@ -131,10 +132,10 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     // in the list comes as its day 31, which sorts after every time of the month.
     const dated = await rowsOf(ordered.where(ref, '<=', `${start.span}T23:59:59Z` as never), request.per_page, start.within);
     const rest = request.per_page - dated.length;
-    if (rest === 0 || counts.spans.at(-1)?.span !== undatedDay) return dated;
+    if (rest === 0 || spans.at(-1)?.span !== undatedDay) return dated;
     return [...dated, ...(await rowsOf(undated, rest, 0))];
   };
-  let start = spanHolding(counts.spans, offset);
+  let start = spanHolding(spans, offset);
   if (start && isMonth(start.span)) {
     // The index skips a month's first rows about as fast as the month's day counters are read.
     start = start.within < shortSkip ? { span: `${start.span}-31`, within: start.within } : spanHolding(await counts.daysOf(start.span), start.within);
