@@ -55,7 +55,10 @@ export interface EditInput {
   reason?: string;
 }
 
-/** A body this long (characters) is stored in two turns of the event loop (the revision, then the article). */
+/**
+ * A body this long (characters) is stored in turns of the event loop of its own: before the
+ * transaction, between the revision and the article, and before the answer is serialised.
+ */
 const largeBody = 1_000_000;
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
@@ -214,7 +217,7 @@ export class ArticleWritesService {
     for (;;) {
       // Each step of a large write (parsing the request, reading the row, handing it to a worker,
       // storing it) costs milliseconds per megabyte: a turn of the event loop between them keeps
-      // other requests answered in the meantime.
+      // other requests answered in the meantime. The row's size is not known before it is read.
       await nextTurn();
       const row = await this.writable(actor, articleId);
       const etag = articleETag(row);
@@ -226,11 +229,12 @@ export class ArticleWritesService {
       if (options.dryRun || sameState(state, stateOf(row))) {
         return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
-      await nextTurn();
+      const large = state.body.length >= largeBody;
+      if (large) await nextTurn();
       const result = await this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
       // Undefined: another write changed the article meanwhile; compute the change again on it.
       if (result === undefined) continue;
-      await nextTurn();
+      if (large) await nextTurn();
       // The activity record went in with the change: the transport must not add a second one.
       if (actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
       return result;

@@ -3,9 +3,10 @@
  * Where the CPU-heavy step of a write runs (`nextBody`: sanitise, guard, replace, count). Small
  * changes run inline, where a worker round trip would cost more than the work; larger ones go
  * to a pool of worker threads (piscina), so no body, however hostile its markup, holds the event
- * loop; bodies of a million characters or more queue for a lane of their own. The pool is bounded three ways: at most `maxQueuedChars` of text waiting for a thread
- * (which bounds memory too: a waiting 5 MB body holds its text), at most `perAccount` tasks in
- * flight per account (dry runs included), and `timeoutMs` of work per task.
+ * loop; bodies of a million characters or more queue for a lane of their own. The pool is
+ * bounded three ways: at most `maxQueuedChars` of text waiting for a thread (which bounds memory
+ * too: a waiting 5 MB body holds its text), at most `perAccount` tasks in flight per account (dry
+ * runs included), and `timeoutMs` of work per task.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';

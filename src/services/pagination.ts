@@ -88,7 +88,7 @@ export interface ListQuery<TB extends keyof Database, Row> {
  * descending, from the list's counters: the total is their sum, and the page seeks by index to
  * the day holding its first row and skips only rows of that day, where `LIMIT/OFFSET` would count
  * and skip every row before it. The result is exactly what `LIMIT/OFFSET` over the ordered rows
- * gives. `query` carries the list's other filters; `bounds` its day filter, as counted.
+ * gives. `list` carries the list's other filters; `bounds` its day filter, as counted.
  */
 export async function paginateByDay<TB extends keyof Database, Row, Out>(
   list: ListQuery<TB, Row>,

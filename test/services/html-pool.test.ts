@@ -51,7 +51,7 @@ describe('HtmlPool', () => {
     }
   });
 
-  it('runs bodies of a million characters one at a time in their own lane, while ordinary pooled edits go on', async () => {
+  it('runs bodies of a million characters in a lane of their own: a small pooled edit sent after two of them finishes first', async () => {
     const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
       const big = largeBody(13_000);
@@ -63,7 +63,7 @@ describe('HtmlPool', () => {
         track('large 2', lanes.nextBody(2, PLAIN_BODY, { body: `${big}<p>2</p>` })),
         track('small', lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY })),
       ]);
-      // The small edit did not queue behind them; the two large ones did not run side by side.
+      // With one thread for everything the small edit would wait behind both.
       expect(finished).toEqual(['small', 'large 1', 'large 2']);
     } finally {
       await lanes.close();
