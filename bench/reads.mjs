@@ -236,11 +236,14 @@ const smallArticleIds = (await db.selectFrom('articles').select('id').where('sit
 
 // Writers: accounts with ~100 KB articles to PATCH and ~4.9 MB ones to PUT, ten keys each.
 const patchBody = sanitizeTrusted(longBody(100_000));
-const putBodies = ['', ' (revised)'].map((variant) => {
-  let body = longBody(4_900_000, variant);
-  while (JSON.stringify({ body }).length > 5_000_000) body = body.slice(0, body.lastIndexOf('<p>', body.length - 1000));
-  return sanitizeTrusted(body);
-});
+// Both variants end at the same paragraph, so each PUT keeps every protected link of the other.
+const putBodies = (() => {
+  const variants = ['', ' (revised)'].map((variant) => longBody(4_900_000, variant));
+  const cut = (body, paragraphs) => body.slice(0, body.indexOf(`<p>Paragraph ${paragraphs}:`));
+  let paragraphs = variants[1].split('<p>').length - 1;
+  while (variants.some((body) => JSON.stringify({ body: cut(body, paragraphs) }).length > 5_000_000)) paragraphs -= 10;
+  return variants.map((body) => sanitizeTrusted(cut(body, paragraphs)));
+})();
 const writers = [];
 for (let w = 0; w < writerAccounts; w++) {
   const user = await services.users.create({ email: `writer${w}@bench.example`, password: 'bench-password' });
