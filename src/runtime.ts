@@ -41,7 +41,7 @@ export async function openRuntime(
   options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean } = {},
 ): Promise<Runtime> {
   const logger = options.logger ?? pino({ level: settings.logLevel });
-  const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing });
+  const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing, checkpointInBackground: true });
   await migrate(db);
   // The client is loaded only when configured (about 10 MB a process without Redis need not carry).
   const redis = settings.redisUrl

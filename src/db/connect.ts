@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
+import { BackgroundCheckpoints } from './checkpoints.js';
 import type { Database } from './schema.js';
 import { tracedDialect } from './traced.js';
 
@@ -24,6 +25,8 @@ export interface Db {
 export interface ConnectOptions {
   /** A span per query (tracing on). */
   traced?: boolean;
+  /** SQLite: checkpoints run in a thread of their own, not in commits (a serving node). */
+  checkpointInBackground?: boolean;
 }
 
 /** Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. */
@@ -55,9 +58,10 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma('busy_timeout = 5000');
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
+  const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database) : undefined;
   return {
     dialect: 'sqlite',
-    kysely: kyselyOf(new SqliteDialect({ database: withStatementCache(database) }), 'sqlite'),
+    kysely: kyselyOf(new SqliteDialect({ database: withStatementCache(database, checkpoints) }), 'sqlite'),
     changedElsewhere: changeWatch(database),
   };
 }
@@ -91,10 +95,13 @@ const statementCacheSize = 200;
  * a new statement on every query, and preparing costs more than running a small one. Sharing is
  * safe: Kysely runs one query at a time on its one connection (a stream holds it until closed).
  */
-function withStatementCache(database: SQLite.Database): SqliteDatabase {
+function withStatementCache(database: SQLite.Database, checkpoints: BackgroundCheckpoints | undefined): SqliteDatabase {
   const statements = new Map<string, SQLite.Statement>();
   return {
-    close: () => database.close(),
+    close: () => {
+      checkpoints?.close();
+      database.close();
+    },
     prepare(source: string) {
       const cached = statements.get(source);
       if (cached) {

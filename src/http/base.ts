@@ -6,6 +6,7 @@ import { activityPlugin } from './activity.js';
 import './context.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors.js';
 import { healthRoutes } from './health.js';
+import { largeAnswersInParts } from './json-answer.js';
 import { jsonBodyParser } from './json-body.js';
 import { jsonBodyLimit } from './limits.js';
 import { metricsPlugin } from './metrics.js';
@@ -55,6 +56,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   // Only JSON (and, where a route declares it, multipart) is accepted: text/plain is a 415.
   app.removeContentTypeParser('text/plain');
   jsonBodyParser(app);
+  largeAnswersInParts(app);
 
   // In this order: the request span wraps every hook; a shed request still has its id, is counted and logged.
   await app.register(tracingPlugin);

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { articleRow, expectUnchanged, PROTECTED_BODY, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
+import { articleRow, expectUnchanged, getArticle, PROTECTED_BODY, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
 
-// JSON bodies of 1 MB or more are decoded and parsed in separate turns of the event loop
-// (src/http/json-body.ts): they must be read, and refused, exactly as small ones are.
+// JSON bodies of 1 MB or more are decoded in parts and parsed in turns of the event loop of their
+// own (src/http/json-body.ts): they must be read, and refused, exactly as small ones are. Answers
+// of a million characters or more are encoded and sent in parts (src/http/json-answer.ts): they
+// must arrive whole.
 
 let h: Harness;
 let a: SeededArticle;
@@ -28,6 +30,19 @@ describe('large JSON request bodies', () => {
     expect((await articleRow(h, a.articleId)).body).toBe(largeBody);
   });
 
+  // Parts are 512 KiB: a 4-byte character starting 1, 2 or 3 bytes before the first boundary is
+  // split by it unless the part ends before the character.
+  it.each([1, 2, 3])('keep a character whole that a part boundary would split %i byte(s) into it', async (before) => {
+    const start = JSON.stringify({ body: `${PROTECTED_BODY}<p>` }).slice(0, -2);
+    const filler = 'a'.repeat(512 * 1024 - before - Buffer.byteLength(start));
+    const body = `${PROTECTED_BODY}<p>${filler}😀${'b'.repeat(600_000)}</p>`;
+    const payload = JSON.stringify({ body });
+    expect(Buffer.from(payload).subarray(512 * 1024 - before, 512 * 1024 - before + 4).toString()).toBe('😀');
+    const res = await putRaw(payload);
+    expect(res.status).toBe(200);
+    expect((await articleRow(h, a.articleId)).body).toBe(body);
+  });
+
   it.each([
     ['truncated JSON', JSON.stringify({ body: largeBody }).slice(0, -2)],
     ['a __proto__ key', `{"__proto__":{"polluted":true},"body":${JSON.stringify(largeBody)}}`],
@@ -39,5 +54,29 @@ describe('large JSON request bodies', () => {
     expect(res.body).toMatchObject({ error: 'invalid_json' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     await expectUnchanged(h, a, before);
+  });
+});
+
+describe('large JSON answers', () => {
+  // Parts are 256 Ki characters of the answer: with pairs packed back to back, one of the two
+  // bodies puts a pair across each boundary, whatever the length of what precedes the body.
+  it.each(['', 'x'])('arrive whole, chunked, surrogate pairs included (offset %j)', async (shift) => {
+    const body = `${PROTECTED_BODY}<p>${shift}${'😀'.repeat(600_000)}</p>`;
+    const written = await putRaw(JSON.stringify({ body }));
+    expect(written.status).toBe(200);
+    expect(written.headers['transfer-encoding']).toBe('chunked');
+    expect((written.body as { data: { body: string } }).data.body).toBe(body);
+
+    const read = await getArticle(h, a.articleId, a.customer.key);
+    expect(read.status).toBe(200);
+    expect(read.headers['content-length']).toBeUndefined();
+    expect(read.text).not.toContain('\uFFFD');
+    expect((read.body as { data: { body: string } }).data.body).toBe(body);
+  });
+
+  it('a small answer keeps its Content-Length', async () => {
+    await putRaw(JSON.stringify({ body: PROTECTED_BODY }));
+    const read = await getArticle(h, a.articleId, a.customer.key);
+    expect(read.headers['content-length']).toBe(String(Buffer.byteLength(read.text)));
   });
 });

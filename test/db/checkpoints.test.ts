@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type Db } from '../../src/db/connect.js';
+
+// A serving node's SQLite connection leaves checkpoints (copying the write-ahead log into the
+// database file) to a thread of its own (src/db/checkpoints.ts), so a commit never pays for them.
+
+const opened: { db: Db; dir: string }[] = [];
+afterEach(async () => {
+  for (const { db, dir } of opened.splice(0)) {
+    await db.kysely.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function open(checkpointInBackground: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'anchorage-checkpoints-'));
+  const db = connect(undefined, dir, { checkpointInBackground });
+  opened.push({ db, dir });
+  return { db, file: join(dir, 'anchorage.sqlite') };
+}
+
+const pragma = async (db: Db, name: string) => Object.values((await sql.raw(`pragma ${name}`).execute(db.kysely)).rows[0] as object)[0];
+
+/** Writes about 6 MB in one commit: past the 4 MB of log at which a checkpoint runs. */
+const writeLarge = async (db: Db) => {
+  await sql`create table t (x text)`.execute(db.kysely);
+  await sql`insert into t values (${'x'.repeat(6_000_000)})`.execute(db.kysely);
+};
+
+describe('background checkpoints (SQLite)', () => {
+  it('keep commits from checkpointing, and copy the log into the database file from their own thread', async () => {
+    const { db, file } = open(true);
+    expect(await pragma(db, 'wal_autocheckpoint')).toBe(0);
+    await writeLarge(db);
+    expect(statSync(file).size).toBeLessThan(1_000_000);
+    await expect.poll(() => statSync(file).size, { timeout: 5_000, interval: 100 }).toBeGreaterThan(6_000_000);
+    expect(await pragma(db, 'wal_autocheckpoint')).toBe(0);
+    expect((await sql<{ n: number }>`select length(x) as n from t`.execute(db.kysely)).rows[0]!.n).toBe(6_000_000);
+  });
+
+  it('are not used by other connections (the CLI), which checkpoint in their commits', async () => {
+    const { db, file } = open(false);
+    expect(await pragma(db, 'wal_autocheckpoint')).toBe(1000);
+    await writeLarge(db);
+    expect(statSync(file).size).toBeGreaterThan(6_000_000);
+  });
+});
