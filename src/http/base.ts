@@ -55,7 +55,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   app.setSerializerCompiler(serializerCompiler);
   // Only JSON (and, where a route declares it, multipart) is accepted: text/plain is a 415.
   app.removeContentTypeParser('text/plain');
-  jsonBodyParser(app);
+  jsonBodyParser(app, services.htmlPool);
   largeAnswersInParts(app);
 
   // In this order: the request span wraps every hook; a shed request still has its id, is counted and logged.

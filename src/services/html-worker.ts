@@ -1,7 +1,9 @@
 /**
- * The worker-thread entry of the HTML pool (`html-pool.ts`): computes one next body. It flags
- * the task's start in a shared cell, so the pool times the work and not the wait in the queue.
+ * The worker-thread entries of the HTML pool (`html-pool.ts`): the default computes one next
+ * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
+ * in the queue; `parseJson` parses a large request body.
  */
+import secureJson from 'secure-json-parse';
 import { type BodyChange, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 
 export interface HtmlTask {
@@ -17,4 +19,21 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   Atomics.store(cell, 0, 1);
   Atomics.notify(cell, 0);
   return nextBody(current, change, currentClean);
+}
+
+export interface JsonTask {
+  /** The request body's bytes (UTF-8). */
+  bytes: Uint8Array;
+}
+
+export type JsonOutcome = { ok: true; value: unknown } | { ok: false };
+
+/** A JSON request body, parsed as Fastify's default parser does: `__proto__` and `constructor.prototype` keys refused. */
+export function parseJson({ bytes }: JsonTask): JsonOutcome {
+  try {
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+    return { ok: true, value: secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }) };
+  } catch {
+    return { ok: false };
+  }
 }

@@ -32,6 +32,26 @@ describe('HtmlPool', () => {
     );
   });
 
+  it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok', async () => {
+    const bytes = (text: string) => new Uint8Array(Buffer.from(text));
+    expect(await pool.parseJson(bytes('{"body":"<p>ü 😀</p>","n":[1,2]}'))).toEqual({ ok: true, value: { body: '<p>ü 😀</p>', n: [1, 2] } });
+    for (const poisoned of ['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"body":', '']) {
+      expect(await pool.parseJson(bytes(poisoned))).toEqual({ ok: false });
+    }
+  });
+
+  it('refuses a JSON body beyond the queue bound with rate_limited', async () => {
+    const bounded = new HtmlPool({ threads: 1, maxQueuedChars: 1, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: 'x'.repeat(100_000) })));
+      const results = await Promise.allSettled([bounded.parseJson(bytes), bounded.parseJson(bytes)]);
+      expect(results[0]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
+      expect((results[1] as PromiseRejectedResult).reason.toBody()).toMatchObject({ error: 'rate_limited' });
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it('refuses a third concurrent task of one account while another account still gets its own', async () => {
     const bounded = new HtmlPool({ threads: 2, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 2, timeoutMs: 60_000 });
     try {
