@@ -75,7 +75,13 @@ export async function openRuntime(
   const { smtpUrl, from } = settings.reportMail;
   const reportMail =
     options.scheduleHousekeeping && smtpUrl
-      ? new ReportMailJob(db, services.clock, { smtpUrl, from, publicUrl: settings.publicUrl }, (actor, site, month) => loadMonthlyReport(services, actor, site, month))
+      ? new ReportMailJob(
+          db,
+          services.clock,
+          { smtpUrl, from, publicUrl: settings.publicUrl },
+          (actor, site, month) => loadMonthlyReport(services, actor, site, month),
+          (accountId, report) => services.htmlPool.renderReportPdf(accountId, report),
+        )
       : undefined;
   reportMail?.schedule(
     reportMailIntervalMs,

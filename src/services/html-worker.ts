@@ -1,10 +1,11 @@
 /**
  * The worker-thread entries of the HTML pool (`html-pool.ts`): the default computes one next
  * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
- * in the queue; `parseJson` parses a large request body.
+ * in the queue; `parseJson` parses a large request body; `renderPdf` draws a monthly report.
  */
 import secureJson from 'secure-json-parse';
 import { type BodyChange, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlTask {
   current: string;
@@ -36,4 +37,14 @@ export function parseJson({ bytes }: JsonTask): JsonOutcome {
   } catch {
     return { ok: false };
   }
+}
+
+export interface PdfTask {
+  report: MonthlyReport;
+}
+
+/** A monthly report as a PDF (its drawing code, and pdfkit, load on the first report). */
+export async function renderPdf({ report }: PdfTask): Promise<Uint8Array> {
+  const { renderReportPdf } = await import('./report-pdf.js');
+  return renderReportPdf(report);
 }

@@ -6,7 +6,7 @@ import { type Clock, toDay, toTimestamp } from '../core/time.js';
 import type { Db } from '../db/connect.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import type { Actor } from './actor.js';
-import { type MonthlyReport, renderReportPdf } from './report-pdf.js';
+import type { MonthlyReport } from './report-pdf.js';
 
 /** Addresses one site's report may go to. */
 export const maxSubscriptionsPerSite = 20;
@@ -124,6 +124,9 @@ export function reportMessage(report: MonthlyReport, to: string, unsubscribeUrl:
 /** Loads a site's report for a month, as the UI computes it. */
 export type ReportLoader = (actor: Actor, site: SiteRow, month: string) => Promise<MonthlyReport>;
 
+/** Draws a report as a PDF for an account (off the event loop: `HtmlPool.renderReportPdf`). */
+export type ReportRenderer = (accountId: number, report: MonthlyReport) => Promise<Buffer>;
+
 /**
  * The monthly e-mails: each run (hourly) sends the report of the month before to every address
  * subscribed before the month began and not yet sent to. One node at a time sends (an advisory
@@ -141,6 +144,7 @@ export class ReportMailJob {
     private readonly clock: Clock,
     private readonly settings: ReportMailSettings,
     private readonly load: ReportLoader,
+    private readonly render: ReportRenderer,
   ) {}
 
   /** Sends what is due now; the number of e-mails sent. */
@@ -178,7 +182,7 @@ export class ReportMailJob {
       if (!site) continue;
       const actor: Actor = { accountId: subscription.account_id, userId: subscription.user_id, credential: { kind: 'operator' }, channel: 'editor', staff: false, scopes: ['read'], request: null };
       const report = await this.load(actor, site, month);
-      const pdf = await renderReportPdf(report);
+      const pdf = await this.render(subscription.account_id, report);
       const unsubscribeUrl = `${this.settings.publicUrl}/unsubscribe/${subscription.unsubscribe_token}`;
       const message = { ...reportMessage(report, subscription.address, unsubscribeUrl, this.settings.from), attachments: [{ filename: `report-${month}.pdf`, content: pdf, contentType: 'application/pdf' }] };
       // The row and the send commit together: a failed send leaves no row, and a row claimed

@@ -82,6 +82,7 @@ export async function webPlugin(app: FastifyInstance, options: { services: Servi
   app.setErrorHandler((error, request, reply) => {
     const appError = error instanceof AppError ? error : toAppError(error, request);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
     return reply.code(appError.status).type('text/html; charset=utf-8').send(errorPage(appError, request));
   });
   app.get('/', async (_request, reply) => reply.redirect('/app'));

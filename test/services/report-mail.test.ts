@@ -22,8 +22,12 @@ describe('monthly report e-mail', () => {
   let aliceEmail: string;
 
   const job = () =>
-    new ReportMailJob(h.services.db, h.clock, { smtpUrl, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl }, (actor, site, month) =>
-      loadMonthlyReport(h.services, actor, site, month),
+    new ReportMailJob(
+      h.services.db,
+      h.clock,
+      { smtpUrl, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl },
+      (actor, site, month) => loadMonthlyReport(h.services, actor, site, month),
+      (accountId, report) => h.services.htmlPool.renderReportPdf(accountId, report),
     );
 
   beforeAll(async () => {

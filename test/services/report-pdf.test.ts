@@ -112,6 +112,35 @@ describe('report PDF', () => {
     expect((await h.app.inject({ method: 'GET', url: `/share/rs_${'B'.repeat(40)}/report.pdf` })).statusCode).toBe(404);
   });
 
+  it('is drawn off the event loop: GET /healthz sent meanwhile answers first', async () => {
+    const order: string[] = [];
+    const pdf = browser.get(`/app/sites/${siteId}/report.pdf?month=2026-11`).then((r) => {
+      order.push('pdf');
+      return r;
+    });
+    while (h.services.htmlPool.running === 0 && order.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    const health = await h.app.inject({ method: 'GET', url: '/healthz' });
+    order.push('health');
+    expect(health.statusCode).toBe(200);
+    expect((await pdf).statusCode).toBe(200);
+    expect(order).toEqual(['health', 'pdf']);
+  });
+
+  it('refuses downloads of one account past its reports in progress with 429 and Retry-After', async () => {
+    const form = await browser.get(`/app/sites/${siteId}/shares`);
+    const posted = await browser.post(`/app/sites/${siteId}/shares`, { _csrf: csrfOf(form.body), name: 'Flood', days: '30' });
+    const token = /\/share\/(rs_[0-9A-Za-z]{40})/.exec((await browser.get(String(posted.headers.location))).body)![1]!;
+    const responses = await Promise.all(Array.from({ length: 5 }, () => h.app.inject({ method: 'GET', url: `/share/${token}/report.pdf?month=2026-11` })));
+    const statuses = responses.map((r) => r.statusCode).sort();
+    // The account may have two in progress (HEAVY_EDITS_PER_ACCOUNT).
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    const refused = responses.find((r) => r.statusCode === 429)!;
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.body).toMatch(/2 reports or large edits in progress/);
+  });
+
   it('keeps the account boundary and answers an empty month with empty tables', async () => {
     const bob = await createCustomer(h.services);
     const bobBrowser = new InjectBrowser(h.app);

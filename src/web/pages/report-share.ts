@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../core/errors.js';
 import { toDay, toTimestamp } from '../../core/time.js';
 import type { SiteRow } from '../../db/schema.js';
-import { type MonthlyReport, renderReportPdf } from '../../services/report-pdf.js';
+import type { MonthlyReport } from '../../services/report-pdf.js';
 import { type ReportSubscription, SubscriptionRefused } from '../../services/report-mail.js';
 import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../services/report-shares.js';
 import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
@@ -327,7 +327,7 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
     const month = shownMonth(request.query.month);
-    const pdf = await renderReportPdf(await loadMonthlyReport(services, opened.actor, opened.site, month));
+    const pdf = await services.htmlPool.renderReportPdf(opened.actor.accountId, await loadMonthlyReport(services, opened.actor, opened.site, month));
     await services.reportShares.recordOpen(opened, 'downloadReportSharePdf', `${month}.pdf`, 200);
     return sendPdf(reply, `site-${opened.site.id}-report-${month}.pdf`, pdf);
   });

@@ -3,7 +3,6 @@ import { type DayRange, periodRange } from '../../core/periods.js';
 import { toDay } from '../../core/time.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
 import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
-import { renderReportPdf } from '../../services/report-pdf.js';
 import { addMonths, externalLink, monthLabel, notice, queryString, pagedTable } from '../components.js';
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
@@ -190,7 +189,7 @@ ${reportOverview({ month, span, stats, previous, series })}
     const ui = uiOf(request);
     const site = await services.sites.visible(ui.actor, idParam(request.params.id, 'site'));
     const month = validMonth(textField(request.query.month)) ?? currentMonth();
-    const pdf = await renderReportPdf(await loadMonthlyReport(services, ui.actor, site, month));
+    const pdf = await services.htmlPool.renderReportPdf(ui.actor.accountId, await loadMonthlyReport(services, ui.actor, site, month));
     return sendPdf(reply, `site-${site.id}-report-${month}.pdf`, pdf);
   });
 
