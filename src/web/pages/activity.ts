@@ -165,7 +165,7 @@ ${problems.map((problem) => notice('warning', problem))}
       services.uiQueries.grantNames(ui.user.accountId),
     ]);
     const keys = new Map(keyList.map((key) => [key.id, key]));
-    const csv = toCsv(
+    const csv = await toCsv(
       ['time', 'channel', 'operation', 'method', 'path', 'tool', 'api_key_id', 'api_key_name', 'mcp_grant_id', 'mcp_client_name', 'status', 'error', 'duration_ms', 'client_ip', 'user_agent'],
       rows.map((row) => [
         row.created_at,

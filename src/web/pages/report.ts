@@ -202,7 +202,7 @@ ${reportOverview({ month, span, stats, previous, series })}
     const now = services.clock.now();
     const days = articleDays(choice, month, reportSpan(month, now), now);
     const rows = await allPages((page) => services.articles.list(ui.actor, siteId, { ...days, status, ...page }));
-    const csv = toCsv(
+    const csv = await toCsv(
       ['id', 'title', 'status', 'published_at', 'target_keyword', 'word_count', 'url'],
       rows.map((a) => [a.id, a.title, a.status, a.published_at, a.target_keyword, a.word_count, a.url]),
     );
@@ -215,7 +215,7 @@ ${reportOverview({ month, span, stats, previous, series })}
     const month = validMonth(textField(request.query.month)) ?? currentMonth();
     const { from, to } = reportSpan(month, services.clock.now());
     const rows = await allPages((page) => services.backlinks.list(ui.actor, siteId, { from, to, ...page }));
-    const csv = toCsv(
+    const csv = await toCsv(
       ['id', 'acquired_at', 'source_domain', 'source_url', 'target_url', 'anchor_text', 'anchor_type', 'status', 'category'],
       rows.map((b) => [b.id, b.acquired_at, b.source_domain, b.source_url, b.target_url, b.anchor_text, b.anchor_type, b.status, b.category]),
     );
