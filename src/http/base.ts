@@ -12,6 +12,7 @@ import { jsonBodyLimit } from './limits.js';
 import { metricsPlugin } from './metrics.js';
 import { pressurePlugin } from './pressure.js';
 import { requestIdOptions, requestIdPlugin } from './request-id.js';
+import { withoutPathTokens } from './secret-paths.js';
 import { tracingPlugin } from './tracing.js';
 
 export interface AppOptions {
@@ -30,9 +31,9 @@ export interface BuiltApp {
 /** Request headers that carry secrets; no listener logs them. */
 const redactedHeaders = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
-/** A report share link's token travels in its path: the log shows `/share/[token]` instead. */
+/** Secret headers are redacted; a URL keeps everything but the tokens of share and unsubscribe links. */
 const logCensor = (value: unknown, path: string[]): unknown =>
-  path[path.length - 1] === 'url' && typeof value === 'string' ? value.replace(/\/share\/[^/?#]+/, '/share/[token]') : '[Redacted]';
+  path[path.length - 1] === 'url' && typeof value === 'string' ? withoutPathTokens(value) : '[Redacted]';
 
 /**
  * What every listener shares (the main one and the MCP_PORT one): the logger and its redaction,

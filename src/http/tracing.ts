@@ -2,6 +2,7 @@ import type { FastifyOtelInstrumentation } from '@fastify/otel';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Settings } from '../config.js';
+import { withoutPathTokens } from './secret-paths.js';
 
 /** Set once tracing has started: the process has one tracer provider, shared by every listener. */
 let instrumentation: FastifyOtelInstrumentation | undefined;
@@ -31,7 +32,11 @@ export async function startTracing(settings: Settings): Promise<(() => Promise<v
   instrumentation = new FastifyOtelInstrumentation({
     // Probes and scrapes would drown the traces.
     ignorePaths: (route) => route.url === '/healthz' || route.url === '/readyz' || route.url === '/metrics',
-    requestHook: (span, request) => span.setAttribute('anchorage.request_id', request.id),
+    requestHook: (span, request) => {
+      span.setAttribute('anchorage.request_id', request.id);
+      // The instrumentation records the path as sent: not a share or unsubscribe link's token.
+      span.setAttribute('url.path', withoutPathTokens(request.url));
+    },
   });
   instrumentation.setTracerProvider(provider);
   return () => provider.shutdown();

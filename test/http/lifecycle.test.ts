@@ -129,6 +129,12 @@ describe('the served process: tracing, METRICS_PORT, and shutdown with a deadlin
     const refused = await fetch(`${base}/api/v1/sites`);
     expect(refused.status).toBe(401);
     const refusedId = refused.headers.get('x-request-id')!;
+    // Tokens in paths (share and unsubscribe links) reach neither the log nor the traces.
+    const shareToken = `rs_${randomBytes(20).toString('hex')}`;
+    const unsubscribeToken = randomBytes(24).toString('hex');
+    expect((await fetch(`${base}/share/${shareToken}?month=2026-01`)).status).toBe(404);
+    expect((await fetch(`${base}/share/${shareToken}/report.pdf`)).status).toBe(404);
+    expect((await fetch(`${base}/unsubscribe/${unsubscribeToken}`)).status).toBe(404);
 
     // /metrics: open on METRICS_PORT, absent from the public listener.
     const scraped = await fetch(`${metricsBase}/metrics`);
@@ -183,6 +189,12 @@ describe('the served process: tracing, METRICS_PORT, and shutdown with a deadlin
     expect(attribute(queries[0]!, 'db.system.name')).toBe(testDatabaseUrl ? 'postgresql' : 'sqlite');
     expect(attribute(queries[0]!, 'db.query.text')).toMatch(/select/i);
     expect(JSON.stringify(collector.resources)).toContain('"anchorage"');
+    for (const token of [shareToken, unsubscribeToken]) {
+      expect(output).not.toContain(token);
+      expect(JSON.stringify(collector.spans)).not.toContain(token);
+    }
+    expect(collector.spans.some((span) => attribute(span, 'url.path') === '/share/[token]/report.pdf')).toBe(true);
+    expect(collector.spans.some((span) => attribute(span, 'url.path') === '/unsubscribe/[token]')).toBe(true);
     // Probes are not traced.
     expect(collector.spans.some((span) => attribute(span, 'url.path') === '/readyz' || attribute(span, 'http.route') === '/readyz')).toBe(false);
   }, 60_000);
