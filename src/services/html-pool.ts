@@ -78,7 +78,7 @@ export class HtmlPool {
     if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
       throw busy('The server is busy with large edits; retry in a moment. Nothing was saved.');
     }
-    const release = this.admit(accountId, 'large edits');
+    const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
       return await this.run(size >= largeTaskChars ? this.startedLargeLane() : this.started(), { current, change, currentClean }, size);
     } finally {
@@ -93,7 +93,7 @@ export class HtmlPool {
    * refused (429) instead of queued.
    */
   async renderReportPdf(accountId: number, report: MonthlyReport): Promise<Buffer> {
-    const release = this.admit(accountId, 'reports or large edits');
+    const release = this.admit(accountId, `This account already has ${this.settings.perAccount} reports or large edits in progress; retry when one has finished.`);
     try {
       const pdf = await (this.started() as unknown as Piscina<PdfTask, Uint8Array>).run({ report }, { name: 'renderPdf' });
       return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
@@ -102,12 +102,13 @@ export class HtmlPool {
     }
   }
 
-  /** Counts a task of `accountId` in flight, or refuses it past the account's bound; returns the release. */
-  private admit(accountId: number, what: string): () => void {
+  /**
+   * Counts a task of `accountId` in flight (edits and reports share the bound), or refuses it with
+   * `refusal` past the account's bound; returns the release.
+   */
+  private admit(accountId: number, refusal: string): () => void {
     const running = this.inFlight.get(accountId) ?? 0;
-    if (running >= this.settings.perAccount) {
-      throw busy(`This account already has ${this.settings.perAccount} ${what} in progress; retry when one has finished. Nothing was saved.`, this.settings.perAccount);
-    }
+    if (running >= this.settings.perAccount) throw busy(refusal, this.settings.perAccount);
     this.inFlight.set(accountId, running + 1);
     return () => {
       const left = (this.inFlight.get(accountId) ?? 1) - 1;
