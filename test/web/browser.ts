@@ -11,7 +11,11 @@ export class InjectBrowser {
   csrfCookie: string | undefined;
   last: LightMyRequestResponse | undefined;
 
-  constructor(private readonly app: FastifyInstance) {}
+  /** `remoteAddress`: the client address the app sees (limits keyed by address are shared through Redis). */
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly remoteAddress?: string,
+  ) {}
 
   private remember(response: LightMyRequestResponse): LightMyRequestResponse {
     const set = response.cookies.find((c) => c.name === 'anchorage_session');
@@ -28,7 +32,7 @@ export class InjectBrowser {
   }
 
   async get(url: string): Promise<LightMyRequestResponse> {
-    return this.remember(await this.app.inject({ method: 'GET', url, headers: this.headers() }));
+    return this.remember(await this.app.inject({ method: 'GET', url, headers: this.headers(), remoteAddress: this.remoteAddress }));
   }
 
   async post(url: string, form: Record<string, string>): Promise<LightMyRequestResponse> {
@@ -36,6 +40,7 @@ export class InjectBrowser {
       await this.app.inject({
         method: 'POST',
         url,
+        remoteAddress: this.remoteAddress,
         headers: { ...this.headers(), 'content-type': 'application/x-www-form-urlencoded' },
         payload: new URLSearchParams(form).toString(),
       }),
