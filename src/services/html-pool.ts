@@ -12,7 +12,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
-import type { HtmlTask, JsonOutcome, JsonTask, PdfTask } from './html-worker.js';
+import type { HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
@@ -44,6 +44,14 @@ const execArgv = fromSource
  * in memory.
  */
 const largeTaskChars = 1_000_000;
+
+/**
+ * The nice value of a pool thread: above the event loop's (0), so that on a busy node the loop
+ * gets the CPU first and a thread parsing a 5 MB body waits instead. With two cores shared by the
+ * loop, the pool and the load, `GET /healthz` p99 under the bench's write load fell from 141–148 ms
+ * to 80–97 ms.
+ */
+export const poolThreadNice = 10;
 
 /** A 429 to retry in a second; `limit` only where the client's own share was used up. */
 const busy = (message: string, limit?: number): AppError =>
@@ -186,7 +194,15 @@ export class HtmlPool {
   }
 
   private static threads(maxThreads: number): Piscina<HtmlTask, NextBodyOutcome> {
-    return new Piscina<HtmlTask, NextBodyOutcome>({ filename: workerFile.href, minThreads: 0, maxThreads, idleTimeout: 30_000, execArgv, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    return new Piscina<HtmlTask, NextBodyOutcome>({
+      filename: workerFile.href,
+      minThreads: 0,
+      maxThreads,
+      idleTimeout: 30_000,
+      execArgv,
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      workerData: { nice: poolThreadNice } satisfies PoolWorkerData,
+    });
   }
 
   /** Stops the worker threads (tasks still running are abandoned). */

@@ -3,9 +3,21 @@
  * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
  * in the queue; `parseJson` parses a large request body; `renderPdf` draws a monthly report.
  */
+import { setPriority } from 'node:os';
+import { workerData } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import type { MonthlyReport } from './report-pdf.js';
+
+/** What the pool gives each thread (`poolThreadNice` in html-pool.ts); nothing where this module is imported elsewhere. */
+export interface PoolWorkerData {
+  nice: number;
+}
+
+// Linux keeps a nice value per thread (setpriority of the calling thread); elsewhere it would
+// lower the whole process, so it is left alone there.
+const given = workerData as PoolWorkerData | null;
+if (given && process.platform === 'linux') setPriority(given.nice);
 
 export interface HtmlTask {
   current: string;

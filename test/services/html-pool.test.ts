@@ -1,8 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
-import { HtmlPool } from '../../src/services/html-pool.js';
+import { HtmlPool, poolThreadNice } from '../../src/services/html-pool.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { BACKLINK, INTERNAL, PLAIN_BODY, PROTECTED_BODY, put, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
@@ -30,6 +32,15 @@ describe('HtmlPool', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it.skipIf(process.platform !== 'linux')('runs its threads below the event loop’s priority, so a busy pool cannot starve the loop', async () => {
+    await pool.nextBody(1, PROTECTED_BODY, { body: PLAIN_BODY });
+    // Field 19 of /proc/<tid>/stat is the thread's nice value; the name before it may hold spaces.
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
+    const nices = readdirSync('/proc/self/task').map(niceOf);
+    expect(nices.filter((nice) => nice === poolThreadNice).length).toBeGreaterThan(0);
+    expect(getPriority()).toBe(0);
   });
 
   it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok', async () => {
