@@ -53,13 +53,24 @@ const largeTaskChars = 1_000_000;
  */
 export const poolThreadNice = 10;
 
+/** The worker's tasks by export name (html-worker.ts), with what each takes and gives. */
+interface WorkerTasks {
+  default: [HtmlTask, NextBodyOutcome];
+  parseJson: [JsonTask, JsonOutcome];
+  renderPdf: [PdfTask, Uint8Array];
+}
+
+/** Runs the worker's export `name` on a thread of `pool`. */
+const runTask = <N extends keyof WorkerTasks>(pool: Piscina, name: N, task: WorkerTasks[N][0], signal?: AbortSignal) =>
+  pool.run(task, { name, signal }) as Promise<WorkerTasks[N][1]>;
+
 /** A 429 to retry in a second; `limit` only where the client's own share was used up. */
 const busy = (message: string, limit?: number): AppError =>
   new AppError('rate_limited', message, limit === undefined ? {} : { limit }, 1);
 
 export class HtmlPool {
-  private pool: Piscina<HtmlTask, NextBodyOutcome> | undefined;
-  private largeLane: Piscina<HtmlTask, NextBodyOutcome> | undefined;
+  private pool: Piscina | undefined;
+  private largeLane: Piscina | undefined;
   private readonly inFlight = new Map<number, number>();
   private queuedChars = 0;
 
@@ -103,7 +114,7 @@ export class HtmlPool {
   async renderReportPdf(accountId: number, report: MonthlyReport): Promise<Buffer> {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} reports or large edits in progress; retry when one has finished.`);
     try {
-      const pdf = await (this.started() as unknown as Piscina<PdfTask, Uint8Array>).run({ report }, { name: 'renderPdf' });
+      const pdf = await runTask(this.started(), 'renderPdf', { report });
       return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
     } finally {
       release();
@@ -136,14 +147,14 @@ export class HtmlPool {
     }
     this.queuedChars += bytes.length;
     try {
-      return await (this.started() as unknown as Piscina<JsonTask, JsonOutcome>).run({ bytes }, { name: 'parseJson' });
+      return await runTask(this.started(), 'parseJson', { bytes });
     } finally {
       this.queuedChars -= bytes.length;
     }
   }
 
   /** Runs one task, stopping its worker `timeoutMs` after the task started (not queued). */
-  private async run(pool: Piscina<HtmlTask, NextBodyOutcome>, task: Omit<HtmlTask, 'started'>, size: number): Promise<NextBodyOutcome> {
+  private async run(pool: Piscina, task: Omit<HtmlTask, 'started'>, size: number): Promise<NextBodyOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -164,7 +175,7 @@ export class HtmlPool {
       }, this.settings.timeoutMs);
     });
     try {
-      return await pool.run({ ...task, started }, { signal: abort.signal });
+      return await runTask(pool, 'default', { ...task, started }, abort.signal);
     } catch (error) {
       if (timedOut) {
         throw validationFailed({
@@ -183,18 +194,18 @@ export class HtmlPool {
     }
   }
 
-  private started(): Piscina<HtmlTask, NextBodyOutcome> {
+  private started(): Piscina {
     this.pool ??= HtmlPool.threads(this.settings.threads);
     return this.pool;
   }
 
-  private startedLargeLane(): Piscina<HtmlTask, NextBodyOutcome> {
+  private startedLargeLane(): Piscina {
     this.largeLane ??= HtmlPool.threads(1);
     return this.largeLane;
   }
 
-  private static threads(maxThreads: number): Piscina<HtmlTask, NextBodyOutcome> {
-    return new Piscina<HtmlTask, NextBodyOutcome>({
+  private static threads(maxThreads: number): Piscina {
+    return new Piscina({
       filename: workerFile.href,
       minThreads: 0,
       maxThreads,

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BackgroundCheckpoints } from '../../src/db/checkpoints.js';
 import { connect, type Db } from '../../src/db/connect.js';
 
 // A serving node's SQLite connection leaves checkpoints (copying the write-ahead log into the
@@ -47,5 +49,21 @@ describe('background checkpoints (SQLite)', () => {
     expect(await pragma(db, 'wal_autocheckpoint')).toBe(1000);
     await writeLarge(db);
     expect(statSync(file).size).toBeGreaterThan(6_000_000);
+  });
+
+  it('fall back to checkpointing in commits when their thread fails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anchorage-checkpoints-'));
+    const database = new SQLite(join(dir, 'anchorage.sqlite'));
+    database.pragma('journal_mode = WAL');
+    // The thread opens its own connection to this file, in a directory that does not exist: it fails.
+    const checkpoints = new BackgroundCheckpoints(join(dir, 'missing', 'anchorage.sqlite'), database, 0);
+    try {
+      expect(database.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      await expect.poll(() => database.pragma('wal_autocheckpoint', { simple: true }), { timeout: 5_000, interval: 100 }).toBe(1000);
+    } finally {
+      checkpoints.close();
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

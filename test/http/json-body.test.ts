@@ -57,6 +57,36 @@ describe('large JSON request bodies', () => {
   });
 });
 
+describe('large JSON request bodies past the queue bound', () => {
+  let bounded: Harness;
+  beforeAll(async () => {
+    // One byte of queue: a large body may wait alone, a second one at the same time is refused.
+    bounded = await startHarness({ env: { HTML_QUEUE_BYTES: '1' } });
+  });
+  afterAll(() => bounded.close());
+
+  it('are refused with 429 rate_limited and Retry-After, and change nothing', async () => {
+    const articles = await Promise.all([1, 2, 3, 4].map(() => seedArticle(bounded.services)));
+    const before = await Promise.all(articles.map((article) => snapshot(bounded, article)));
+    const answers = await Promise.all(
+      articles.map((article) =>
+        send(bounded.app, 'PUT', `/api/v1/articles/${article.articleId}`, article.customer.key, undefined, {
+          payload: JSON.stringify({ body: largeBody }),
+          headers: { 'content-type': 'application/json' },
+        }),
+      ),
+    );
+    const refused = answers.flatMap((answer, i) => (answer.status === 429 ? [i] : []));
+    expect(answers.every(({ status }) => status === 200 || status === 429)).toBe(true);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const i of refused) {
+      expect(answers[i]!.body).toMatchObject({ error: 'rate_limited' });
+      expect(answers[i]!.headers['retry-after']).toBe('1');
+      await expectUnchanged(bounded, articles[i]!, before[i]!);
+    }
+  });
+});
+
 describe('large JSON answers', () => {
   // Parts are 256 Ki characters of the answer: with pairs packed back to back, one of the two
   // bodies puts a pair across each boundary, whatever the length of what precedes the body.
