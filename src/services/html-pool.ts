@@ -12,7 +12,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
-import type { HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData } from './html-worker.js';
+import type { HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData, Utf8Text } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
@@ -60,9 +60,49 @@ interface WorkerTasks {
   renderPdf: [PdfTask, Uint8Array];
 }
 
-/** Runs the worker's export `name` on a thread of `pool`. */
-const runTask = <N extends keyof WorkerTasks>(pool: Piscina, name: N, task: WorkerTasks[N][0], signal?: AbortSignal) =>
-  pool.run(task, { name, signal }) as Promise<WorkerTasks[N][1]>;
+/** Runs the worker's export `name` on a thread of `pool`, handing it the buffers of `transferList`. */
+const runTask = <N extends keyof WorkerTasks>(pool: Piscina, name: N, task: WorkerTasks[N][0], options: { signal?: AbortSignal; transferList?: ArrayBuffer[] } = {}) =>
+  pool.run(task, { name, ...options }) as Promise<WorkerTasks[N][1]>;
+
+/** Characters of a large text encoded per turn of the event loop (about 1 ms each). */
+const encodePartChars = 256 * 1024;
+
+/**
+ * `text` as UTF-8 in a buffer of its own, to transfer to a thread: copying a 5 MB string to a
+ * thread (structured clone) took 38–66 ms in one turn of the event loop, most of it faulting in
+ * fresh memory; this encodes it in parts, each in a turn of its own.
+ */
+async function utf8InParts(text: string): Promise<Utf8Text> {
+  const bytes = new Uint8Array(text.length * 3);
+  const encoder = new TextEncoder();
+  let written = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + encodePartChars, text.length);
+    // A surrogate pair stays in one part: alone, each half would be encoded as U+FFFD.
+    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+    written += encoder.encodeInto(text.slice(start, end), bytes.subarray(written)).written;
+    start = end;
+    if (start < text.length) await nextTurn();
+  }
+  return { utf8: bytes.subarray(0, written) };
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** A task for the `default` export of the worker, with the buffers it takes along. */
+interface PreparedTask {
+  task: Omit<HtmlTask, 'started'>;
+  transferList?: ArrayBuffer[];
+}
+
+/** A task's large strings as transferred UTF-8, encoded in parts (see `utf8InParts`). */
+async function encodedTask(current: string, change: BodyChange): Promise<{ task: Pick<HtmlTask, 'current' | 'change'>; transferList: ArrayBuffer[] }> {
+  const encodedCurrent = await utf8InParts(current);
+  const encodedChange = 'body' in change ? { body: await utf8InParts(change.body) } : change;
+  const transferList = [encodedCurrent.utf8.buffer as ArrayBuffer];
+  if ('body' in encodedChange) transferList.push(encodedChange.body.utf8.buffer as ArrayBuffer);
+  return { task: { current: encodedCurrent, change: encodedChange }, transferList };
+}
 
 /** A 429 to retry in a second; `limit` only where the client's own share was used up. */
 const busy = (message: string, limit?: number): AppError =>
@@ -99,7 +139,11 @@ export class HtmlPool {
     }
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
-      return await this.run(size >= largeTaskChars ? this.startedLargeLane() : this.started(), { current, change, currentClean }, size);
+      if (size < largeTaskChars) return await this.run(this.started(), size, () => ({ task: { current, change, currentClean } }));
+      return await this.run(this.startedLargeLane(), size, async () => {
+        const { task, transferList } = await encodedTask(current, change);
+        return { task: { ...task, currentClean }, transferList };
+      });
     } finally {
       release();
     }
@@ -142,19 +186,27 @@ export class HtmlPool {
    * bound while it waits and runs.
    */
   async parseJson(bytes: Uint8Array): Promise<JsonOutcome> {
-    if (this.queuedChars > 0 && this.queuedChars + bytes.length > this.settings.maxQueuedChars) {
+    // Read before the buffer is handed over: a transferred buffer has no length left here.
+    const size = bytes.length;
+    if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
       throw busy('The server is busy with large requests; retry in a moment. Nothing was saved.');
     }
-    this.queuedChars += bytes.length;
+    this.queuedChars += size;
     try {
-      return await runTask(this.started(), 'parseJson', { bytes });
+      // A buffer of the request's own goes to the thread as it is (transferred); a view into a
+      // larger one is copied.
+      const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+      return await runTask(this.started(), 'parseJson', { bytes }, owned ? { transferList: [bytes.buffer as ArrayBuffer] } : {});
     } finally {
-      this.queuedChars -= bytes.length;
+      this.queuedChars -= size;
     }
   }
 
-  /** Runs one task, stopping its worker `timeoutMs` after the task started (not queued). */
-  private async run(pool: Piscina, task: Omit<HtmlTask, 'started'>, size: number): Promise<NextBodyOutcome> {
+  /**
+   * Runs the task `prepare` gives (counted in the queue from now), stopping its worker
+   * `timeoutMs` after the task started (not queued).
+   */
+  private async run(pool: Piscina, size: number, prepare: () => PreparedTask | Promise<PreparedTask>): Promise<NextBodyOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -175,7 +227,8 @@ export class HtmlPool {
       }, this.settings.timeoutMs);
     });
     try {
-      return await runTask(pool, 'default', { ...task, started }, abort.signal);
+      const { task, transferList } = await prepare();
+      return await runTask(pool, 'default', { ...task, started }, { signal: abort.signal, transferList });
     } catch (error) {
       if (timedOut) {
         throw validationFailed({

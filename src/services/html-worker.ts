@@ -19,9 +19,14 @@ export interface PoolWorkerData {
 const given = workerData as PoolWorkerData | null;
 if (given && process.platform === 'linux') setPriority(given.nice);
 
+/** A large string crossing to a thread as its UTF-8 bytes, transferred rather than copied. */
+export interface Utf8Text {
+  utf8: Uint8Array;
+}
+
 export interface HtmlTask {
-  current: string;
-  change: BodyChange;
+  current: string | Utf8Text;
+  change: BodyChange | { body: Utf8Text };
   currentClean: boolean;
   /** One Int32 cell, set to 1 when the task starts. */
   started: SharedArrayBuffer;
@@ -31,8 +36,11 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   const cell = new Int32Array(started);
   Atomics.store(cell, 0, 1);
   Atomics.notify(cell, 0);
-  return nextBody(current, change, currentClean);
+  return nextBody(text(current), 'body' in change ? { body: text(change.body) } : change, currentClean);
 }
+
+const text = (value: string | Utf8Text): string =>
+  typeof value === 'string' ? value : Buffer.from(value.utf8.buffer, value.utf8.byteOffset, value.utf8.byteLength).toString('utf8');
 
 export interface JsonTask {
   /** The request body's bytes (UTF-8). */

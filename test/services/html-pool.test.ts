@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type BodyChange, nextBody } from '../../src/core/article-body.js';
+import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
 import { HtmlPool, poolThreadNice } from '../../src/services/html-pool.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
@@ -100,6 +100,37 @@ describe('HtmlPool', () => {
       expect(finished).toEqual(['small', 'large 1', 'large 2']);
     } finally {
       await lanes.close();
+    }
+  });
+
+  it('hands large texts to its lane whole, as UTF-8 in parts: every character width, surrogate pairs across the parts', async () => {
+    const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      // Parts are 256 Ki characters: with pairs back to back, one of the two shifts puts a pair
+      // across every boundary.
+      for (const shift of ['', 'x']) {
+        const current = `${PROTECTED_BODY}<p>${shift}${'😀'.repeat(550_000)} ü — 中</p>`;
+        const changes: BodyChange[] = [{ body: `${current}<p>ß ${shift}😀</p>` }, { replacements: [{ find: 'ü', replace: 'ö 😀' }] }];
+        for (const change of changes) {
+          expect(changeSize(current, change)).toBeGreaterThan(1_000_000);
+          expect(await lanes.nextBody(1, current, change)).toEqual(nextBody(current, change));
+        }
+      }
+    } finally {
+      await lanes.close();
+    }
+  });
+
+  it('counts a transferred JSON body out of the queue once parsed: a second one after it is not refused', async () => {
+    const bounded = new HtmlPool({ threads: 1, maxQueuedChars: 1, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      for (const n of [1, 2]) {
+        // A buffer of its own, as a request body is: it is transferred to the thread.
+        const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: `${n}`.repeat(100_000) })));
+        expect(await bounded.parseJson(bytes)).toMatchObject({ ok: true, value: { body: `${n}`.repeat(100_000) } });
+      }
+    } finally {
+      await bounded.close();
     }
   });
 
