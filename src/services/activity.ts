@@ -96,9 +96,17 @@ export class ActivityLog {
     else this.timer ??= setTimeout(() => void this.flush(), flushIntervalMs);
   }
 
-  /** Writes a record in the caller's transaction, beside the change it logs. */
+  /**
+   * Writes a record in the caller's transaction, beside the change it logs. The caller calls
+   * `committed` once the transaction has committed: a transaction that fails after this insert
+   * loses the record, and its request is then recorded once more, with its failure.
+   */
   async recordIn(trx: Transaction<Database>, entry: ActivityEntry): Promise<void> {
     await trx.insertInto('activity_log').values(this.row(entry)).execute();
+  }
+
+  /** Tells the observers (metrics) of a record written by `recordIn` whose transaction committed. */
+  committed(entry: ActivityEntry): void {
     this.notify(entry);
   }
 

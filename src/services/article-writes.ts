@@ -8,7 +8,7 @@ import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
 import type { ArticleRow, Database } from '../db/schema.js';
-import type { ActivityLog } from './activity.js';
+import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
 import { articleETag, type ArticleWithBody, toArticleWithBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
@@ -242,7 +242,7 @@ export class ArticleWritesService {
   }
 
   /** Stores the next state in one transaction, unless the row moved past `row.version`. */
-  private store(
+  private async store(
     actor: Actor,
     row: ArticleRow,
     state: ArticleState & { word_count: number | null; protected_links: string; body_sanitizer: number | null },
@@ -251,13 +251,16 @@ export class ArticleWritesService {
     idempotencyKey: string | undefined,
     storeMedia: WriteOptions['storeMedia'],
   ): Promise<WriteResult | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+    const counted = actor.channel === 'api' || actor.channel === 'mcp';
+    const entry: ActivityEntry | undefined = counted && actor.request
+      ? { actor, channel: actor.channel === 'mcp' ? 'mcp' : 'api', request: actor.request, outcome: { status: 200, error: null } }
+      : undefined;
+    const result = await this.db.transaction().execute(async (trx) => {
       // Ownership and scope were checked on `row`; neither changes, only the version may have.
       let current = trx.selectFrom('articles').select('version').where('id', '=', row.id);
       if (this.dialect === 'postgres') current = current.forUpdate();
       if ((await current.executeTakeFirst())?.version !== row.version) return undefined;
       const now = this.clock.now();
-      const counted = actor.channel === 'api' || actor.channel === 'mcp';
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
       const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
       const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
@@ -268,20 +271,15 @@ export class ArticleWritesService {
       await trx.updateTable('articles').set(changes).where('id', '=', row.id).executeTakeFirstOrThrow();
       const saved: ArticleRow = { ...row, ...changes };
       const result: WriteResult = { article: toArticleWithBody(saved), etag: articleETag(saved), sanitized, changed: true, allowance };
-      if (counted && actor.request) {
-        await this.activity.recordIn(trx, {
-          actor,
-          channel: actor.channel === 'mcp' ? 'mcp' : 'api',
-          request: actor.request,
-          outcome: { status: 200, error: null },
-        });
-      }
+      if (entry) await this.activity.recordIn(trx, entry);
       if (idempotencyKey !== undefined) {
         await this.idempotency.complete(trx, actor.accountId, idempotencyKey, { ok: true, result });
       }
       await storeMedia?.(trx);
       return result;
     });
+    if (result && entry) this.activity.committed(entry);
+    return result;
   }
 
   /**

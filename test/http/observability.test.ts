@@ -112,6 +112,26 @@ describe('/metrics on the main listener behind METRICS_TOKEN', () => {
     expect(seriesValue(text, 'anchorage_mcp_tool_call_duration_seconds_count{tool="list_sites",status="200"}')).toBe(1);
     expect(seriesValue(text, 'anchorage_http_requests_total{operation="/mcp",method="POST",status="200"}')).toBeGreaterThanOrEqual(2);
   });
+
+  it('counts an MCP write only once its transaction commits: one that fails after its activity insert is not a 200', async () => {
+    const writer = await createCustomer(harness.services);
+    const written = await seedSite(harness.services, writer.email, { name: 'Rolled back', articles: [{ status: 'draft', title: 'One', body: '<p>One.</p>' }] });
+    const request = { id: 'rolled-back', operation: 'updateArticle', method: null, path: null, tool: 'update_article', clientIp: null, userAgent: null, startedAt: Date.now() };
+    const actor = { accountId: writer.accountId, userId: writer.userId, credential: { kind: 'mcp_grant', id: 424242 }, channel: 'mcp', staff: false, scopes: ['read', 'write'], request } as const;
+    const write = harness.services.articleWrites.replace({ ...actor, request: { ...request } }, written.articleIds[0]!, { body: '<p>Two.</p>' }, {
+      // The last step of the transaction, after the activity record went in.
+      storeMedia: () => Promise.reject(new Error('the media store failed')),
+    });
+    await expect(write).rejects.toThrow('the media store failed');
+    const text = (await scrape(harness)).body;
+    expect(seriesValue(text, 'anchorage_mcp_tool_calls_total{tool="update_article",status="200"}')).toBeUndefined();
+    const logged = await harness.services.db.kysely.selectFrom('activity_log').select('id').where('request_id', '=', 'rolled-back').execute();
+    expect(logged).toEqual([]);
+    // The same write without the failure commits, and counts once.
+    await harness.services.articleWrites.replace({ ...actor, request: { ...request } }, written.articleIds[0]!, { body: '<p>Two.</p>' });
+    const after = (await scrape(harness)).body;
+    expect(seriesValue(after, 'anchorage_mcp_tool_calls_total{tool="update_article",status="200"}')).toBe(1);
+  });
 });
 
 describe('/metrics elsewhere', () => {
