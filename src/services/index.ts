@@ -47,7 +47,7 @@ export function createServices(deps: ServiceDeps) {
   const sites = new SitesService(kysely);
   const counters = new CountersService(kysely, db.dialect);
   const users = new UsersService(kysely, clock);
-  const keys = new KeysService(kysely, clock, deps.abuse.maxActiveKeys, db.changedElsewhere);
+  const keys = new KeysService(kysely, db.dialect, clock, deps.abuse.maxActiveKeys, db.changedElsewhere);
   const importer = new ImportService(kysely, clock);
   const activity = new ActivityLog(kysely, deps.onBackgroundError);
   const revisions = new RevisionsService(kysely, clock);

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { apiKeyPattern, newApiKey, sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
+import type { DialectName } from '../db/connect.js';
 import { precompiled } from '../db/precompiled.js';
 import type { Database } from '../db/schema.js';
 import type { Actor, RequestInfo } from './actor.js';
@@ -67,6 +68,7 @@ export class KeysService {
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
     private readonly clock: Clock,
     /** Active (unrevoked) keys one account may hold. */
     readonly maxActive = 100,
@@ -86,27 +88,34 @@ export class KeysService {
   /** A new key; TooManyKeysError when the account already holds `maxActive` active keys. */
   async create(userId: number, options: { name?: string; readOnly?: boolean }): Promise<CreatedKey> {
     const user = await this.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', userId).executeTakeFirstOrThrow();
-    const active = await this.db
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('account_id', '=', user.account_id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    if (Number(active.n) >= this.maxActive) throw new TooManyKeysError(this.maxActive);
     const key = newApiKey();
-    const row = await this.db
-      .insertInto('api_keys')
-      .values({
-        account_id: user.account_id,
-        user_id: user.id,
-        name: options.name?.trim() || 'API key',
-        key_hash: sha256(key),
-        display_prefix: key.slice(0, 8),
-        read_only: options.readOnly ? 1 : 0,
-        created_at: toTimestamp(this.clock.now()),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    // The count and the insert are one step for the account: concurrent creations take turns on
+    // its row (PostgreSQL's lock; SQLite's one connection), so none counts before another inserts.
+    const row = await this.db.transaction().execute(async (trx) => {
+      let account = trx.selectFrom('accounts').select('id').where('id', '=', user.account_id);
+      if (this.dialect === 'postgres') account = account.forUpdate();
+      await account.executeTakeFirstOrThrow();
+      const active = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', user.account_id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      if (Number(active.n) >= this.maxActive) throw new TooManyKeysError(this.maxActive);
+      return trx
+        .insertInto('api_keys')
+        .values({
+          account_id: user.account_id,
+          user_id: user.id,
+          name: options.name?.trim() || 'API key',
+          key_hash: sha256(key),
+          display_prefix: key.slice(0, 8),
+          read_only: options.readOnly ? 1 : 0,
+          created_at: toTimestamp(this.clock.now()),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+    });
     return { id: row.id, key };
   }
 

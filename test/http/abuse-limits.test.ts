@@ -132,6 +132,16 @@ describe('abuse limits (shared through Redis where TEST_REDIS_URL is set)', () =
     expect(Object.keys(body).sort()).toEqual(['error', 'message']);
   });
 
+  // Without the account's row lock, 21 of these 30 went in on PostgreSQL (its pool runs them side
+  // by side); SQLite's one connection happened to run them one after another.
+  it('keeps the key cap when keys are created at the same time', async () => {
+    const customer = await createCustomer(h.services); // one key already
+    const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => h.services.keys.create(customer.userId, { name: `key ${i}` })));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(2);
+    for (const result of results) if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(TooManyKeysError);
+    expect((await h.services.keys.list(customer.accountId)).filter((k) => !k.revoked_at)).toHaveLength(3);
+  });
+
   it('keeps at most MAX_API_KEYS active keys per account: the service, the UI page', async () => {
     const customer = await createCustomer(h.services); // one key already
     await h.services.keys.create(customer.userId, { name: 'two' });
