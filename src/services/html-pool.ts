@@ -49,7 +49,7 @@ const largeTaskChars = 1_000_000;
  * The nice value of a pool thread: above the event loop's (0), so that on a busy node the loop
  * gets the CPU first and a thread parsing a 5 MB body waits instead. With two cores shared by the
  * loop, the pool and the load, `GET /healthz` p99 under the bench's write load fell from 141–148 ms
- * to 80–97 ms.
+ * to 80–109 ms (four quick runs each).
  */
 export const poolThreadNice = 10;
 
