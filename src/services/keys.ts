@@ -89,20 +89,15 @@ export class KeysService {
   async create(userId: number, options: { name?: string; readOnly?: boolean }): Promise<CreatedKey> {
     const user = await this.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', userId).executeTakeFirstOrThrow();
     const key = newApiKey();
-    // The count and the insert are one step for the account: concurrent creations take turns on
-    // its row (PostgreSQL's lock; SQLite's one connection), so none counts before another inserts.
+    // The insert and the count are one step for the account, so concurrent creations cannot all
+    // count before any inserts. PostgreSQL: they wait on the account's row. SQLite: the insert
+    // comes first and takes the write lock, waiting for another process's (a read first could not
+    // take it later while another process writes: "database is locked").
     const row = await this.db.transaction().execute(async (trx) => {
-      let account = trx.selectFrom('accounts').select('id').where('id', '=', user.account_id);
-      if (this.dialect === 'postgres') account = account.forUpdate();
-      await account.executeTakeFirstOrThrow();
-      const active = await trx
-        .selectFrom('api_keys')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('account_id', '=', user.account_id)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirstOrThrow();
-      if (Number(active.n) >= this.maxActive) throw new TooManyKeysError(this.maxActive);
-      return trx
+      if (this.dialect === 'postgres') {
+        await trx.selectFrom('accounts').select('id').where('id', '=', user.account_id).forUpdate().executeTakeFirstOrThrow();
+      }
+      const inserted = await trx
         .insertInto('api_keys')
         .values({
           account_id: user.account_id,
@@ -115,6 +110,15 @@ export class KeysService {
         })
         .returning('id')
         .executeTakeFirstOrThrow();
+      const active = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', user.account_id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      // Past the cap with this one: the transaction rolls the insert back.
+      if (Number(active.n) > this.maxActive) throw new TooManyKeysError(this.maxActive);
+      return inserted;
     });
     return { id: row.id, key };
   }
