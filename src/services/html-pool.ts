@@ -95,13 +95,13 @@ interface PreparedTask {
   transferList?: ArrayBuffer[];
 }
 
-/** A task's large strings as transferred UTF-8, encoded in parts (see `utf8InParts`). */
-async function encodedTask(current: string, change: BodyChange): Promise<{ task: Pick<HtmlTask, 'current' | 'change'>; transferList: ArrayBuffer[] }> {
+/** A task with its large strings as transferred UTF-8, encoded in parts (see `utf8InParts`). */
+async function encodedTask(current: string, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
   const encodedCurrent = await utf8InParts(current);
   const encodedChange = 'body' in change ? { body: await utf8InParts(change.body) } : change;
   const transferList = [encodedCurrent.utf8.buffer as ArrayBuffer];
   if ('body' in encodedChange) transferList.push(encodedChange.body.utf8.buffer as ArrayBuffer);
-  return { task: { current: encodedCurrent, change: encodedChange }, transferList };
+  return { task: { current: encodedCurrent, change: encodedChange, currentClean }, transferList };
 }
 
 /** A 429 to retry in a second; `limit` only where the client's own share was used up. */
@@ -140,10 +140,7 @@ export class HtmlPool {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
       if (size < largeTaskChars) return await this.run(this.started(), size, () => ({ task: { current, change, currentClean } }));
-      return await this.run(this.startedLargeLane(), size, async () => {
-        const { task, transferList } = await encodedTask(current, change);
-        return { task: { ...task, currentClean }, transferList };
-      });
+      return await this.run(this.startedLargeLane(), size, () => encodedTask(current, change, currentClean));
     } finally {
       release();
     }

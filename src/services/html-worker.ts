@@ -39,8 +39,10 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   return nextBody(text(current), 'body' in change ? { body: text(change.body) } : change, currentClean);
 }
 
-const text = (value: string | Utf8Text): string =>
-  typeof value === 'string' ? value : Buffer.from(value.utf8.buffer, value.utf8.byteOffset, value.utf8.byteLength).toString('utf8');
+const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : decoded(value.utf8));
+
+/** UTF-8 bytes as a string, read in place. */
+const decoded = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
 export interface JsonTask {
   /** The request body's bytes (UTF-8). */
@@ -52,8 +54,7 @@ export type JsonOutcome = { ok: true; value: unknown } | { ok: false };
 /** A JSON request body, parsed as Fastify's default parser does: `__proto__` and `constructor.prototype` keys refused. */
 export function parseJson({ bytes }: JsonTask): JsonOutcome {
   try {
-    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-    return { ok: true, value: secureJson.parse(text, { protoAction: 'error', constructorAction: 'error' }) };
+    return { ok: true, value: secureJson.parse(decoded(bytes), { protoAction: 'error', constructorAction: 'error' }) };
   } catch {
     return { ok: false };
   }

@@ -129,6 +129,11 @@ describe('HtmlPool', () => {
         const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: `${n}`.repeat(100_000) })));
         expect(await bounded.parseJson(bytes)).toMatchObject({ ok: true, value: { body: `${n}`.repeat(100_000) } });
       }
+      // A view into a larger buffer is copied, not transferred: the buffer stays whole here.
+      const shared = Buffer.from(`[padding]${JSON.stringify({ body: 'view' })}`);
+      const view = shared.subarray('[padding]'.length);
+      expect(await bounded.parseJson(view)).toEqual({ ok: true, value: { body: 'view' } });
+      expect(shared.toString()).toBe('[padding]{"body":"view"}');
     } finally {
       await bounded.close();
     }
