@@ -18,12 +18,15 @@ export class BackgroundCheckpoints {
   private running = false;
   private stopped = false;
   private readonly timer: NodeJS.Timeout;
+  /** The connection's own setting, for commits to checkpoint with again if the thread fails. */
+  private readonly autocheckpoint: number;
 
   constructor(
     private readonly file: string,
     private readonly database: SQLite.Database,
     private readonly startAtBytes = defaultStartAtBytes,
   ) {
+    this.autocheckpoint = database.pragma('wal_autocheckpoint', { simple: true }) as number;
     database.pragma('wal_autocheckpoint = 0');
     // After a checkpoint, the log file is cut back to this size when it is next reused.
     database.pragma(`journal_size_limit = ${journalSizeLimit}`);
@@ -50,10 +53,10 @@ export class BackgroundCheckpoints {
     return worker;
   }
 
-  /** The thread is gone: commits checkpoint again, as SQLite does by default. */
+  /** The thread is gone: commits checkpoint again, as the connection did before. */
   private fallBack(): void {
     clearInterval(this.timer);
-    if (!this.stopped && this.database.open) this.database.pragma('wal_autocheckpoint = 1000');
+    if (!this.stopped && this.database.open) this.database.pragma(`wal_autocheckpoint = ${this.autocheckpoint}`);
   }
 
   /** Stops the thread; its connection closes with it (the last to close checkpoints what is left). */
@@ -64,7 +67,7 @@ export class BackgroundCheckpoints {
   }
 }
 
-/** The log size (bytes) past which a checkpoint runs: SQLite's own default of 1,000 pages. */
+/** The log size (bytes) past which a checkpoint runs: SQLite's own default of 1,000 pages of 4 KiB. */
 const defaultStartAtBytes = 4_096_000;
 const journalSizeLimit = 64 * 1024 * 1024;
 const lookEveryMs = 250;

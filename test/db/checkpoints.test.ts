@@ -46,9 +46,24 @@ describe('background checkpoints (SQLite)', () => {
 
   it('are not used by other connections (the CLI), which checkpoint in their commits', async () => {
     const { db, file } = open(false);
-    expect(await pragma(db, 'wal_autocheckpoint')).toBe(1000);
+    // 4 MB of log, in pages of 16 KiB.
+    expect(await pragma(db, 'page_size')).toBe(16_384);
+    expect(await pragma(db, 'wal_autocheckpoint')).toBe(250);
     await writeLarge(db);
     expect(statSync(file).size).toBeGreaterThan(6_000_000);
+  });
+
+  it('run at 4 MB of log in a database made with 4 KiB pages, which keeps them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anchorage-checkpoints-'));
+    const made = new SQLite(join(dir, 'anchorage.sqlite'));
+    made.pragma('page_size = 4096');
+    made.pragma('journal_mode = WAL');
+    made.exec('create table t (x text)');
+    made.close();
+    const db = connect(undefined, dir);
+    opened.push({ db, dir });
+    expect(await pragma(db, 'page_size')).toBe(4096);
+    expect(await pragma(db, 'wal_autocheckpoint')).toBe(1000);
   });
 
   it('fall back to checkpointing in commits when their thread fails', async () => {
@@ -59,6 +74,7 @@ describe('background checkpoints (SQLite)', () => {
     const checkpoints = new BackgroundCheckpoints(join(dir, 'missing', 'anchorage.sqlite'), database, 0);
     try {
       expect(database.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      // SQLite's default, which this connection had before.
       await expect.poll(() => database.pragma('wal_autocheckpoint', { simple: true }), { timeout: 5_000, interval: 100 }).toBe(1000);
     } finally {
       checkpoints.close();
