@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Settings } from '../config.js';
 import type { Services } from '../services/index.js';
 import { activityPlugin } from './activity.js';
@@ -12,8 +12,10 @@ import { jsonBodyLimit } from './limits.js';
 import { metricsPlugin } from './metrics.js';
 import { pressurePlugin } from './pressure.js';
 import { requestIdOptions, requestIdPlugin } from './request-id.js';
+import { serializerCompiler } from './serializer.js';
 import { withoutPathTokens } from './secret-paths.js';
 import { tracingPlugin } from './tracing.js';
+import { loopTurnsPlugin } from './turns.js';
 
 export interface AppOptions {
   settings: Settings;
@@ -66,6 +68,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(errorsPlugin);
   await app.register(activityPlugin, { services });
   await app.register(pressurePlugin, { settings });
+  await app.register(loopTurnsPlugin);
   await app.register(healthRoutes, { services, isStopping: () => stopping });
 
   const stop = async () => {

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
+import { loopTurns } from '../core/loop-turns.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
@@ -229,8 +230,10 @@ export class ArticleWritesService {
       if (options.dryRun || sameState(state, stateOf(row))) {
         return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
+      // The HTML work may have come back from a pool thread, in a turn of the loop shared with
+      // other results and requests: storing waits for a turn of its own (core/loop-turns.ts).
+      await loopTurns.take();
       const large = state.body.length >= largeBody;
-      if (large) await nextTurn();
       const result = await this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
       // Undefined: another write changed the article meanwhile; compute the change again on it.
       if (result === undefined) continue;

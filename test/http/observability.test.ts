@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopTurns } from '../../src/core/loop-turns.js';
 import { toDay } from '../../src/core/time.js';
 import { buildApp } from '../../src/http/app.js';
 import { buildMetricsApp } from '../../src/http/metrics.js';
@@ -264,6 +265,33 @@ describe('load shedding', () => {
       expect(shed.json()).toMatchObject({ error: 'service_unavailable' });
       expect((await harness.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
       expect((await harness.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('while requests wait for a turn of the event loop longer than the event-loop-delay threshold', async () => {
+    const harness = await startHarness({ env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '50' } });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      const block = (ms: number) => {
+        const until = Date.now() + ms;
+        while (Date.now() < until);
+      };
+      // This turn of the loop spends its budget, then work queues for turns of the loop
+      // (src/core/loop-turns.ts), 20 ms each: every turn stays short, so the sampled delay stays
+      // low, but the queue waits longer and longer.
+      loopTurns.take();
+      block(10);
+      const queued = Array.from({ length: 100 }, () => Promise.resolve(loopTurns.take()).then(() => block(20)));
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(loopTurns.waitedMs()).toBeGreaterThan(50);
+      const shed = await harness.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+      expect(shed.statusCode).toBe(503);
+      expect(shed.json()).toMatchObject({ error: 'service_unavailable' });
+      expect((await harness.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+      expect((await harness.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      await Promise.all(queued);
     } finally {
       await harness.close();
     }

@@ -1,0 +1,79 @@
+/**
+ * Turns of the event loop for request work. Node runs every request that arrives in one poll of
+ * the sockets back to back, and every worker result that came back with them, before it looks at
+ * a timer or a socket again; on SQLite each of them runs its queries synchronously. Under load,
+ * one turn of the loop then held 100–160 ms of other requests' work, and every caller waited for
+ * the whole of it.
+ *
+ * Work asks for a turn before it starts. While the loop has run less than `budgetMs` of work since
+ * it last came round and nobody waits, it goes at once; past that, it waits in a first-come queue,
+ * and the loop's round of immediates lets waiters go until the turn's budget is spent. Between two
+ * rounds the loop runs its timers and reads its sockets, so no turn holds much more than the
+ * budget and one piece of work.
+ */
+export class LoopTurns {
+  private readonly waiting: { go: () => void; since: number }[] = [];
+  /** When the work of this turn of the loop began; undefined until work starts in it. */
+  private turnStart: number | undefined;
+  private endQueued = false;
+
+  constructor(private readonly budgetMs: number) {}
+
+  /** Undefined when the caller may go now; otherwise a promise that resolves at its turn. */
+  take(): Promise<void> | undefined {
+    if (this.waiting.length === 0 && this.withinTurn()) return undefined;
+    return new Promise((resolve) => {
+      this.waiting.push({ go: resolve, since: performance.now() });
+      setImmediate(this.release);
+    });
+  }
+
+  /** How long (ms) the first caller in the queue has waited; 0 when nobody waits. */
+  waitedMs(): number {
+    const first = this.waiting[0];
+    return first === undefined ? 0 : performance.now() - first.since;
+  }
+
+  /** Whether this turn of the loop has budget left; the first work of a turn starts its count. */
+  private withinTurn(): boolean {
+    const now = performance.now();
+    if (this.turnStart === undefined) {
+      this.turnStart = now;
+      this.endTurnLater();
+      return true;
+    }
+    return now - this.turnStart < this.budgetMs;
+  }
+
+  /**
+   * The count ends in the loop's next round of immediates, before the releases put off to it
+   * (immediates run in the order they were queued; a release queued from one runs a turn later).
+   */
+  private endTurnLater(): void {
+    if (this.endQueued) return;
+    this.endQueued = true;
+    setImmediate(this.endTurn);
+  }
+
+  private readonly endTurn = () => {
+    this.endQueued = false;
+    this.turnStart = undefined;
+  };
+
+  /**
+   * One immediate per waiter. Node settles the promises a callback resolves before it runs the
+   * next immediate, so a released request's synchronous work is over when the next release
+   * measures the turn. Past the budget, the rest wait for the next turn of the loop.
+   */
+  private readonly release = () => {
+    if (this.withinTurn()) {
+      this.waiting.shift()?.go();
+      return;
+    }
+    this.endTurnLater();
+    setImmediate(this.release);
+  };
+}
+
+/** The process's one event loop: every listener and every write shares its turns. */
+export const loopTurns = new LoopTurns(4);

@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { loopTurns } from '../core/loop-turns.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A probe (liveness, readiness): answered at once, never queued behind other work. */
+    ownTurn?: boolean;
+  }
+}
+
+/**
+ * Every request waits for its turn of the event loop (core/loop-turns.ts) before its hooks and
+ * handler run: when the loop is busy, requests go one per turn, first come first served, and
+ * timers and sockets are served between them. Probes skip the queue.
+ */
+export const loopTurnsPlugin = fp(async (app: FastifyInstance) => {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const turn = request.routeOptions.config.ownTurn ? undefined : loopTurns.take();
+    if (turn === undefined) done();
+    else void turn.then(() => done());
+  });
+});

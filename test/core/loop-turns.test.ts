@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { LoopTurns } from '../../src/core/loop-turns.js';
+
+// Work asks for a turn of the event loop (src/core/loop-turns.ts): at once while the turn has
+// budget left and nobody waits; otherwise first come, first served, with the loop's timers and
+// sockets served between turns.
+
+const block = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+};
+
+/** Takes a turn of `turns`, then holds the loop `ms` and notes `name` in `order`. */
+const work = (turns: LoopTurns, ms: number, order: string[], name: string) =>
+  Promise.resolve(turns.take()).then(() => {
+    order.push(name);
+    block(ms);
+  });
+
+describe('turns of the event loop', () => {
+  it('let work go at once while the turn has budget and nobody waits', () => {
+    const turns = new LoopTurns(20);
+    expect(turns.take()).toBeUndefined();
+    expect(turns.take()).toBeUndefined();
+    expect(turns.waitedMs()).toBe(0);
+  });
+
+  it('queue work past the budget, first come first served, and start afresh in a later turn', async () => {
+    const turns = new LoopTurns(5);
+    expect(turns.take()).toBeUndefined();
+    block(6);
+    const order: string[] = [];
+    const queued = ['a', 'b', 'c'].map((name) => work(turns, 1, order, name));
+    expect(turns.waitedMs()).toBeGreaterThanOrEqual(0);
+    await Promise.all(queued);
+    expect(order).toEqual(['a', 'b', 'c']);
+    expect(turns.waitedMs()).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(turns.take()).toBeUndefined();
+  });
+
+  it('serve timers between turns: no turn holds much more than the budget and one piece of work', async () => {
+    const turns = new LoopTurns(5);
+    const order: string[] = [];
+    expect(turns.take()).toBeUndefined();
+    block(6);
+    const queued = Array.from({ length: 6 }, (_, i) => work(turns, 4, order, `work ${i}`));
+    const timer = new Promise((resolve) => setTimeout(resolve, 0)).then(() => order.push('timer'));
+    await Promise.all([...queued, timer]);
+    // In one turn, the six pieces of 4 ms would hold the loop 24 ms and the timer would come last;
+    // the budget of 5 ms lets two go per turn.
+    expect(order.filter((name) => name !== 'timer')).toEqual(Array.from({ length: 6 }, (_, i) => `work ${i}`));
+    expect(order.indexOf('timer')).toBeLessThanOrEqual(2);
+  });
+
+  it('tell how long the first in the queue has waited', async () => {
+    const turns = new LoopTurns(1);
+    expect(turns.take()).toBeUndefined();
+    block(2);
+    const waiting = turns.take();
+    expect(waiting).toBeInstanceOf(Promise);
+    block(10);
+    expect(turns.waitedMs()).toBeGreaterThanOrEqual(10);
+    await waiting;
+    expect(turns.waitedMs()).toBe(0);
+  });
+});
