@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { loopTurns } from '../core/loop-turns.js';
+import { loopTurns } from '../services/loop-turns.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -10,9 +10,9 @@ declare module 'fastify' {
 }
 
 /**
- * Every request waits for its turn of the event loop (core/loop-turns.ts) before its hooks and
- * handler run: when the loop is busy, requests go one per turn, first come first served, and
- * timers and sockets are served between them. Probes skip the queue.
+ * Every request waits for its turn of the event loop (services/loop-turns.ts) before its hooks
+ * and handler run: when the loop is busy, requests go first come first served, a few milliseconds
+ * of them per turn, with timers and sockets served between turns. Probes skip the queue.
  */
 export const loopTurnsPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', (request, _reply, done) => {

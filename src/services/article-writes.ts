@@ -2,7 +2,6 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
-import { loopTurns } from '../core/loop-turns.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
@@ -16,6 +15,7 @@ import type { EditAllowance } from './edit-allowance.js';
 import type { HtmlPool } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome } from './idempotency.js';
 import type { LimitState } from './limits.js';
+import { loopTurns } from './loop-turns.js';
 import type { ArticleState, RevisionsService } from './revisions.js';
 import { readsEveryAccount } from './sites.js';
 
@@ -231,7 +231,7 @@ export class ArticleWritesService {
         return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
       // The HTML work may have come back from a pool thread, in a turn of the loop shared with
-      // other results and requests: storing waits for a turn of its own (core/loop-turns.ts).
+      // other results and requests: storing waits for a turn of its own (loop-turns.ts).
       await loopTurns.take();
       const large = state.body.length >= largeBody;
       const result = await this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);

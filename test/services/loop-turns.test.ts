@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LoopTurns } from '../../src/core/loop-turns.js';
+import { LoopTurns } from '../../src/services/loop-turns.js';
 
-// Work asks for a turn of the event loop (src/core/loop-turns.ts): at once while the turn has
+// Work asks for a turn of the event loop (src/services/loop-turns.ts): at once while the turn has
 // budget left and nobody waits; otherwise first come, first served, with the loop's timers and
 // sockets served between turns.
 
