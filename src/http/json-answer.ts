@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import { textParts } from '../core/text-parts.js';
 
 /** Answers this long (characters) are sent in parts. */
 const largeAnswer = 1_000_000;
@@ -17,14 +18,8 @@ export function largeAnswersInParts(app: FastifyInstance): void {
 }
 
 async function* parts(text: string): AsyncGenerator<Buffer> {
-  for (let start = 0; start < text.length; ) {
-    let end = Math.min(text.length, start + partChars);
-    // Each part is encoded on its own: a surrogate pair must not be split between two.
-    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end += 1;
+  for (const part of textParts(text, partChars)) {
     await nextTurn();
-    yield Buffer.from(text.slice(start, end), 'utf8');
-    start = end;
+    yield Buffer.from(part, 'utf8');
   }
 }
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;

@@ -12,6 +12,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
+import { textParts } from '../core/text-parts.js';
 import type { HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData, Utf8Text } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -76,18 +77,12 @@ async function utf8InParts(text: string): Promise<Utf8Text> {
   const bytes = new Uint8Array(text.length * 3);
   const encoder = new TextEncoder();
   let written = 0;
-  for (let start = 0; start < text.length; ) {
-    let end = Math.min(start + encodePartChars, text.length);
-    // A surrogate pair stays in one part: alone, each half would be encoded as U+FFFD.
-    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
-    written += encoder.encodeInto(text.slice(start, end), bytes.subarray(written)).written;
-    start = end;
-    if (start < text.length) await nextTurn();
+  for (const part of textParts(text, encodePartChars)) {
+    await nextTurn();
+    written += encoder.encodeInto(part, bytes.subarray(written)).written;
   }
   return { utf8: bytes.subarray(0, written) };
 }
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /** A task for the `default` export of the worker, with the buffers it takes along. */
 interface PreparedTask {

@@ -291,6 +291,8 @@ describe('load shedding', () => {
       expect(shed.json()).toMatchObject({ error: 'service_unavailable' });
       expect((await harness.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
       expect((await harness.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      // The probes answered without waiting their turn: the queue is still there.
+      expect(loopTurns.waitedMs()).toBeGreaterThan(0);
       await Promise.all(queued);
     } finally {
       await harness.close();

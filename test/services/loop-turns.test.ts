@@ -31,7 +31,6 @@ describe('turns of the event loop', () => {
     block(6);
     const order: string[] = [];
     const queued = ['a', 'b', 'c'].map((name) => work(turns, 1, order, name));
-    expect(turns.waitedMs()).toBeGreaterThanOrEqual(0);
     await Promise.all(queued);
     expect(order).toEqual(['a', 'b', 'c']);
     expect(turns.waitedMs()).toBe(0);

@@ -1,0 +1,26 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { textParts } from '../../src/core/text-parts.js';
+
+// Large texts are encoded to UTF-8 a part at a time (answers, tasks for pool threads): the parts
+// must make up the text and never split a surrogate pair, or its halves become U+FFFD.
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+describe('textParts', () => {
+  it('cuts a text into parts of at most one unit over the size, never inside a surrogate pair', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', 'ü', '中', '😀', '𝄞') }), fc.integer({ min: 1, max: 7 }), (text, size) => {
+        const parts = [...textParts(text, size)];
+        expect(parts.join('')).toBe(text);
+        for (const part of parts.slice(0, -1)) expect(isHighSurrogate(part.charCodeAt(part.length - 1))).toBe(false);
+        for (const part of parts) expect(part.length).toBeLessThanOrEqual(size + 1);
+        expect(Buffer.concat(parts.map((part) => Buffer.from(part, 'utf8')))).toEqual(Buffer.from(text, 'utf8'));
+      }),
+    );
+  });
+
+  it('gives nothing for an empty text', () => {
+    expect([...textParts('', 4)]).toEqual([]);
+  });
+});
