@@ -74,3 +74,40 @@ export const notFound = (what: 'site' | 'article'): AppError =>
 
 export const validationFailed = (fields: Record<string, string[]>): AppError =>
   new AppError('validation_failed', 'The request is invalid; see fields.', { fields });
+
+/** A zod issue as much as `issueFields` needs of it (zod's own, or as fastify-type-provider-zod passes it on). */
+export interface FieldIssue {
+  path: readonly PropertyKey[];
+  message: string;
+  code?: string;
+  keys?: readonly string[];
+}
+
+/** How a channel words what is not about one field it takes. */
+export interface FieldWords {
+  /** The name of a problem of the input as a whole, one no field can clash with: `(request)`. */
+  whole: string;
+  /** The message for a field the input does not take. */
+  notTaken: string;
+}
+
+/**
+ * Collects zod issues as `field path → messages`, the `fields` of validation_failed. A field the
+ * input does not take is named as a field of its own. Field names are the caller's, so any text
+ * is one (`toString`, `__proto__`): they are gathered in a Map, never looked up on an object.
+ */
+export function issueFields(issues: readonly FieldIssue[], words: FieldWords): Record<string, string[]> {
+  const fields = new Map<string, string[]>();
+  const add = (path: readonly PropertyKey[], message: string) => {
+    const key = path.map(String).join('.') || words.whole;
+    const messages = fields.get(key) ?? [];
+    fields.set(key, messages);
+    // One message once: a value can fail two checks with the same message (a huge `per_page`).
+    if (!messages.includes(message)) messages.push(message);
+  };
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys' && issue.keys) for (const key of issue.keys) add([...issue.path, key], words.notTaken);
+    else add(issue.path, issue.message);
+  }
+  return Object.fromEntries(fields);
+}

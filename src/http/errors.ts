@@ -3,35 +3,12 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, type ErrorBody, notFound, validationFailed } from '../core/errors.js';
+import { AppError, type ErrorBody, type FieldIssue, type FieldWords, issueFields, notFound, validationFailed } from '../core/errors.js';
 
-/** A zod issue as much as `fieldsOf` needs of it (zod's own, or as fastify-type-provider-zod passes it on). */
-interface FieldIssue {
-  path: readonly PropertyKey[];
-  message: string;
-  code?: string;
-  keys?: readonly string[];
-}
+const requestWords: FieldWords = { whole: '(request)', notTaken: 'This request does not take this field.' };
 
-/**
- * Collects zod issues as `field path → messages`, the `fields` of validation_failed. A field the
- * request does not take is named as a field of its own; a problem of the request as a whole is
- * `(request)`, a name no field can clash with.
- */
-export function fieldsOf(issues: readonly FieldIssue[], prefix: string[] = []) {
-  const fields: Record<string, string[]> = {};
-  const add = (path: readonly PropertyKey[], message: string) => {
-    const key = [...prefix, ...path.map(String)].join('.') || '(request)';
-    // One message once: a value can fail two checks with the same message (a huge `per_page`).
-    const messages = (fields[key] ??= []);
-    if (!messages.includes(message)) messages.push(message);
-  };
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys' && issue.keys) for (const key of issue.keys) add([...issue.path, key], 'This request does not take this field.');
-    else add(issue.path, issue.message);
-  }
-  return fields;
-}
+/** A REST request's zod issues as the `fields` of validation_failed. */
+export const fieldsOf = (issues: readonly FieldIssue[]) => issueFields(issues, requestWords);
 
 /** Maps anything thrown while serving a request to one error of the catalogue. */
 export function toAppError(error: unknown, request: FastifyRequest): AppError {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { AppError, validationFailed } from '../core/errors.js';
+import { AppError, type FieldWords, issueFields, validationFailed } from '../core/errors.js';
 import type { Actor, Scope } from '../services/actor.js';
 import { inSpan } from '../telemetry.js';
 import type { Operation, OperationContext, OperationResult, ToolDefinition } from './types.js';
@@ -25,19 +25,8 @@ export async function runOperation<Input extends z.ZodObject, Output extends z.Z
   });
 }
 
-/**
- * An argument problem as a `validation_failed` field: an argument the tool does not take is
- * named as a field of its own.
- */
-function argumentFields(issues: readonly z.core.$ZodIssue[]): Record<string, string[]> {
-  const fields: Record<string, string[]> = {};
-  const add = (path: readonly PropertyKey[], message: string) => (fields[path.map(String).join('.') || '(arguments)'] ??= []).push(message);
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key], 'This tool does not take this argument.');
-    else add(issue.path, issue.message);
-  }
-  return fields;
-}
+/** An argument the tool does not take is named as a field of its own. */
+const argumentWords: FieldWords = { whole: '(arguments)', notTaken: 'This tool does not take this argument.' };
 
 /**
  * The same pipeline for an MCP tool: permissions first (a tool the connection may not use is not
@@ -48,7 +37,7 @@ export async function runTool(tool: ToolDefinition, args: unknown, ctx: Operatio
   return inSpan(`tool ${tool.name}`, { 'anchorage.tool': tool.name, 'anchorage.channel': ctx.actor.channel }, async () => {
     checkScope(tool.scope, ctx.actor);
     const input = tool.input.safeParse(args ?? {});
-    if (!input.success) throw validationFailed(argumentFields(input.error.issues));
+    if (!input.success) throw validationFailed(issueFields(input.error.issues, argumentWords));
     return tool.run(input.data, ctx);
   });
 }

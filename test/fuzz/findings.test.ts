@@ -74,6 +74,47 @@ describe('fuzz findings, pinned', () => {
     expect(after.json().data).toMatchObject({ title: 'Kept', body: '<p>Kept.</p>' });
   });
 
+  it('a field or argument named like an Object method (toString, __proto__) is a 422 naming it over REST and MCP, and an ignored query parameter', async () => {
+    const customer = await createCustomer(harness.services);
+    const { siteId, articleIds } = await seedSite(harness.services, customer.email, { articles: [{ status: 'draft', title: 'Kept', body: '<p>Kept.</p>' }] });
+    const names = ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf'];
+    const bearer = { authorization: `Bearer ${customer.key}` };
+    for (const name of names) {
+      const patch = await inject('PATCH', `/api/v1/articles/${articleIds[0]}`, { ...bearer, 'content-type': 'application/json' }, `{"title":"New","${name}":1}`);
+      if (name === '__proto__') {
+        // Fastify's JSON parser refuses a body that could poison a prototype (the MCP endpoint's too).
+        expect(patch.statusCode, name).toBe(400);
+        expect(patch.json().error, name).toBe('invalid_json');
+      } else {
+        expect(patch.statusCode, name).toBe(422);
+        expect(patch.json().fields, name).toEqual(JSON.parse(`{"${name}":["This request does not take this field."]}`));
+      }
+      // A query parameter a list does not take is ignored, whatever its name.
+      const list = await inject('GET', `/api/v1/sites/${siteId}/articles?${name}=1`, bearer);
+      expect(list.statusCode, name).toBe(200);
+    }
+    const after = await inject('GET', `/api/v1/articles/${articleIds[0]}`, bearer);
+    expect(after.json().data).toMatchObject({ title: 'Kept' });
+
+    const token = await issueMcpToken(harness, customer.userId);
+    const mcpHeaders = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const name of names) {
+      const payload = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_sites","arguments":{"${name}":1}}}`;
+      const response = await inject('POST', '/mcp', mcpHeaders, payload);
+      if (name === '__proto__') {
+        expect(response.statusCode, name).toBe(400);
+        expect(response.json().error, name).toBe('invalid_json');
+        continue;
+      }
+      expect(response.statusCode, name).toBe(200);
+      const result = response.json().result;
+      expect(result.isError, name).toBe(true);
+      const body = JSON.parse(result.content[0].text);
+      expect(body.error, name).toBe('validation_failed');
+      expect(body.fields, name).toEqual(JSON.parse(`{"${name}":["This tool does not take this argument."]}`));
+    }
+  });
+
   it('sign-in and sign-out without a form body (or with JSON null) are refused, not 500', async () => {
     for (const [url, headers, payload] of [
       ['/app/sign-out', {}, undefined],
