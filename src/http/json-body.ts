@@ -1,4 +1,5 @@
-import { errorCodes, type FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { HtmlPool } from '../services/html-pool.js';
 
 /** Request bodies this large (bytes) are parsed by a thread of the HTML pool. */
@@ -12,15 +13,61 @@ const largeJson = 1_000_000;
 export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = body as Buffer;
-    if (bytes.length < largeJson) {
-      parse(request, bytes.toString('utf8'), done);
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    readBody(request, payload, (error, bytes) => {
+      if (error || !bytes) done(error);
+      else if (bytes.length < largeJson) parse(request, bytes.toString('utf8'), done);
+      else {
+        pool.parseJson(bytes).then(
+          (outcome) => (outcome.ok ? done(null, outcome.value) : done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined)),
+          (failure: Error) => done(failure, undefined),
+        );
+      }
+    });
+  });
+}
+
+/**
+ * The body's bytes, with Fastify's checks and errors (its `bodyLimit`, a Content-Length that the
+ * body does not match). A body of a known large length is copied chunk by chunk into a buffer of
+ * that length as it arrives: joined at the end (Fastify's way), a 5 MB body held the loop for up
+ * to 41 ms in one turn, faulting in fresh memory; chunk by chunk the cost is spread over the reads.
+ */
+function readBody(request: FastifyRequest, payload: Readable, done: (error: Error | null, bytes?: Buffer) => void): void {
+  const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
+  const declared = Number(request.headers['content-length']);
+  if (declared > limit) {
+    done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+    return;
+  }
+  const whole = declared >= largeJson ? Buffer.allocUnsafeSlow(declared) : undefined;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const finish = (error: Error | null, bytes?: Buffer) => {
+    payload.off('data', onData);
+    payload.off('end', onEnd);
+    payload.off('error', onError);
+    done(error, bytes);
+  };
+  const onData = (chunk: Buffer) => {
+    if (received + chunk.length > limit || (whole && received + chunk.length > whole.length)) {
+      finish(received + chunk.length > limit ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
       return;
     }
-    pool.parseJson(bytes).then(
-      (outcome) => (outcome.ok ? done(null, outcome.value) : done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined)),
-      (error: Error) => done(error, undefined),
-    );
-  });
+    if (whole) chunk.copy(whole, received);
+    else chunks.push(chunk);
+    received += chunk.length;
+  };
+  const onEnd = () => {
+    if (!Number.isNaN(declared) && received !== declared) finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    else finish(null, whole ?? Buffer.concat(chunks, received));
+  };
+  const onError = (error: Error & { statusCode?: number }) => {
+    if (!(typeof error.statusCode === 'number' && error.statusCode >= 400)) error.statusCode = 400;
+    finish(error);
+  };
+  payload.on('data', onData);
+  payload.on('end', onEnd);
+  payload.on('error', onError);
+  payload.resume();
 }

@@ -19,9 +19,12 @@ export interface PoolWorkerData {
 const given = workerData as PoolWorkerData | null;
 if (given && process.platform === 'linux') setPriority(given.nice);
 
-/** A large string crossing to a thread as its UTF-8 bytes, transferred rather than copied. */
+/**
+ * A large string crossing to a thread as UTF-8 bytes, transferred rather than copied: in parts,
+ * each cut between characters and encoded into a buffer of its own.
+ */
 export interface Utf8Text {
-  utf8: Uint8Array;
+  utf8: Uint8Array[];
 }
 
 export interface HtmlTask {
@@ -39,7 +42,7 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   return nextBody(text(current), 'body' in change ? { body: text(change.body) } : change, currentClean);
 }
 
-const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : decoded(value.utf8));
+const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : value.utf8.map(decoded).join(''));
 
 /** UTF-8 bytes as a string, read in place. */
 const decoded = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { articleRow, expectUnchanged, getArticle, PROTECTED_BODY, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
@@ -108,5 +109,53 @@ describe('large JSON answers', () => {
     await putRaw(JSON.stringify({ body: PROTECTED_BODY }));
     const read = await getArticle(h, a.articleId, a.customer.key);
     expect(read.headers['content-length']).toBe(String(Buffer.byteLength(read.text)));
+  });
+});
+
+describe('large JSON request bodies over a socket', () => {
+  // Read chunk by chunk into a buffer of the declared length (or joined, without one): a body
+  // arriving in many pieces must be read whole, and one past the limit refused before it is read.
+  let served: Harness;
+  let article: SeededArticle;
+  beforeAll(async () => {
+    served = await startHarness({ listen: true });
+    article = await seedArticle(served.services);
+  });
+  afterAll(() => served.close());
+
+  /** PUTs `payload` in pieces of `piece` bytes, with a Content-Length unless `chunked`. */
+  const putInPieces = (payload: Buffer, piece: number, chunked = false) =>
+    new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${article.customer.key}`, 'content-type': 'application/json' };
+      if (!chunked) headers['content-length'] = String(payload.length);
+      const request = httpRequest(new URL(`/api/v1/articles/${article.articleId}`, served.settings.publicUrl), { method: 'PUT', headers }, (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString()) }));
+      });
+      request.on('error', reject);
+      for (let at = 0; at < payload.length; at += piece) request.write(payload.subarray(at, at + piece));
+      request.end();
+    });
+
+  it.each([
+    ['with a Content-Length', false],
+    ['chunked, without one', true],
+  ])('are read whole when sent in many pieces, %s', async (_, chunked) => {
+    const body = `${largeBody}<p>${chunked ? 'chunked' : 'declared'}</p>`;
+    const answer = await putInPieces(Buffer.from(JSON.stringify({ body })), 7_919, chunked);
+    expect(answer.status).toBe(200);
+    expect((await articleRow(served, article.articleId)).body).toBe(body);
+  });
+
+  it.each([
+    ['with a Content-Length', false],
+    ['chunked, without one', true],
+  ])('past the 5 MiB limit are refused with 413 payload_too_large, %s, and change nothing', async (_, chunked) => {
+    const before = await snapshot(served, article);
+    const answer = await putInPieces(Buffer.from(JSON.stringify({ body: 'x'.repeat(5 * 1024 * 1024) })), 65_536, chunked);
+    expect(answer.status).toBe(413);
+    expect(answer.body).toMatchObject({ error: 'payload_too_large' });
+    await expectUnchanged(served, article, before);
   });
 });
