@@ -92,7 +92,7 @@ describe('large JSON answers', () => {
   // Parts are 256 Ki characters of the answer: with pairs packed back to back, one of the two
   // bodies puts a pair across each boundary, whatever the length of what precedes the body.
   it.each(['', 'x'])('arrive whole, chunked, surrogate pairs included (offset %j)', async (shift) => {
-    const body = `${PROTECTED_BODY}<p>${shift}${'😀'.repeat(600_000)}</p>`;
+    const body = `${PROTECTED_BODY}<p>${shift}${'😀'.repeat(600_000)}</p><p>"quoted" back\\slash\ttab\nline\u2028</p>`;
     const written = await putRaw(JSON.stringify({ body }));
     expect(written.status).toBe(200);
     expect(written.headers['transfer-encoding']).toBe('chunked');
@@ -103,6 +103,10 @@ describe('large JSON answers', () => {
     expect(read.headers['content-length']).toBeUndefined();
     expect(read.text).not.toContain('\uFFFD');
     expect((read.body as { data: { body: string } }).data.body).toBe(body);
+    // The body is escaped in parts between the rest of the answer: the text is what one JSON
+    // serialisation of the whole answer gives, byte for byte.
+    expect(read.text).toBe(JSON.stringify(read.body));
+    expect(written.text).toBe(JSON.stringify(written.body));
   });
 
   it('a small answer keeps its Content-Length', async () => {
