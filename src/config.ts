@@ -40,6 +40,7 @@ const settingsSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OVERLOAD_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
   OVERLOAD_HEAP_USED_BYTES: z.coerce.number().int().min(0).default(Math.floor(getHeapStatistics().heap_size_limit * 0.9)),
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(20),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   ACTIVITY_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),
@@ -79,6 +80,8 @@ export interface Settings {
   tracing: boolean;
   /** Load shedding: above either threshold (0 = unchecked) new requests get 503. */
   overload: { maxEventLoopDelayMs: number; maxHeapUsedBytes: number };
+  /** How far V8 lets a heap grow past what a collection left, in percent (0: V8's own choice). */
+  heapGrowingPercent: number;
   /** How long a stopping node waits for requests in flight before cutting their connections. */
   shutdownTimeoutMs: number;
   /** Deleting what can never be used again (services/housekeeping.ts). */
@@ -146,6 +149,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST, token: e.METRICS_TOKEN },
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     overload: { maxEventLoopDelayMs: e.OVERLOAD_EVENT_LOOP_DELAY_MS, maxHeapUsedBytes: e.OVERLOAD_HEAP_USED_BYTES },
+    heapGrowingPercent: e.HEAP_GROWING_PERCENT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     housekeeping: { intervalMs: e.HOUSEKEEPING_INTERVAL_MS, activityRetentionDays: e.ACTIVITY_RETENTION_DAYS },
     reportMail: { smtpUrl: e.SMTP_URL, from: e.REPORT_MAIL_FROM },

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Settings } from './config.js';
@@ -35,11 +36,22 @@ function firstOutcome(redis: Redis): Promise<void> {
   });
 }
 
+/**
+ * Lets every heap of the process (the event loop's and the pool threads') grow 20 % past what its
+ * last collection kept, where V8 on its own grew the event loop's to two or three times it: 46 MB
+ * live took 112–231 MB. The bench's peak RSS went from 537–545 MB to 379–399 MB at the same
+ * throughput. V8 reads the flag whenever it sets a heap's next limit, so it holds from here on.
+ */
+function limitHeapGrowth(percent: number): void {
+  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
   settings: Settings,
   options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean } = {},
 ): Promise<Runtime> {
+  limitHeapGrowth(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
   const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing, checkpointInBackground: true });
   await migrate(db);
