@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../src/config.js';
 
 describe('HEAP_GROWING_PERCENT', () => {
-  it('lets heaps grow 20 % past what a collection kept unless set; 0 leaves it to V8', () => {
-    expect(loadSettings({}).heapGrowingPercent).toBe(20);
+  it('lets heaps grow 50 % past what a collection kept unless set; 0 leaves it to V8', () => {
+    expect(loadSettings({}).heapGrowingPercent).toBe(50);
     expect(loadSettings({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
-    expect(loadSettings({ HEAP_GROWING_PERCENT: '50' }).heapGrowingPercent).toBe(50);
+    expect(loadSettings({ HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent).toBe(20);
   });
 
   it.each(['-1', '1001', '12.5', 'lots'])('refuses %j, naming the variable', (value) => {
