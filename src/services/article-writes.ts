@@ -58,7 +58,8 @@ export interface EditInput {
 
 /**
  * A body this long (characters) is stored in turns of the event loop of its own: before the
- * transaction, between the revision and the article, and before the answer is serialised.
+ * transaction, between the revision and the article, before the commit, and before the answer is
+ * serialised.
  */
 const largeBody = 1_000_000;
 
@@ -279,6 +280,8 @@ export class ArticleWritesService {
         await this.idempotency.complete(trx, actor.accountId, idempotencyKey, { ok: true, result });
       }
       await storeMedia?.(trx);
+      // The commit writes both copies of a large body to the log: in a turn of its own too.
+      if (state.body.length >= largeBody) await nextTurn();
       return result;
     });
     if (result && entry) this.activity.committed(entry);

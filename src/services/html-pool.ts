@@ -13,7 +13,7 @@ import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { textParts } from '../core/text-parts.js';
-import type { HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData, Utf8Text } from './html-worker.js';
+import type { HtmlOutcome, HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData, Utf8Text } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
@@ -56,7 +56,7 @@ export const poolThreadNice = 10;
 
 /** The worker's tasks by export name (html-worker.ts), with what each takes and gives. */
 interface WorkerTasks {
-  default: [HtmlTask, NextBodyOutcome];
+  default: [HtmlTask, HtmlOutcome];
   parseJson: [JsonTask, JsonOutcome];
   renderPdf: [PdfTask, Uint8Array];
 }
@@ -136,8 +136,10 @@ export class HtmlPool {
     }
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
-      if (size < largeTaskChars) return await this.run(this.started(), size, () => ({ task: { current, change, currentClean } }));
-      return await this.run(this.startedLargeLane(), size, () => encodedTask(current, change, currentClean));
+      const outcome = await (size < largeTaskChars
+        ? this.run(this.started(), size, () => ({ task: { current, change, currentClean } }))
+        : this.run(this.startedLargeLane(), size, () => encodedTask(current, change, currentClean)));
+      return 'asSent' in outcome ? { ok: true, next: { ...outcome.next, body: (change as { body: string }).body } } : outcome;
     } finally {
       release();
     }
@@ -200,7 +202,7 @@ export class HtmlPool {
    * Runs the task `prepare` gives (counted in the queue from now), stopping its worker
    * `timeoutMs` after the task started (not queued).
    */
-  private async run(pool: Piscina, size: number, prepare: () => PreparedTask | Promise<PreparedTask>): Promise<NextBodyOutcome> {
+  private async run(pool: Piscina, size: number, prepare: () => PreparedTask | Promise<PreparedTask>): Promise<HtmlOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;

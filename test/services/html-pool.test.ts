@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
 import { HtmlPool, poolThreadNice } from '../../src/services/html-pool.js';
+import runTask from '../../src/services/html-worker.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { BACKLINK, INTERNAL, PLAIN_BODY, PROTECTED_BODY, put, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
@@ -32,6 +33,17 @@ describe('HtmlPool', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('sends no body back when the next body is the one sent (clean), and the pool answers with the one it has', async () => {
+    const task = (current: string, change: BodyChange) => runTask({ current, change, currentClean: false, started: new SharedArrayBuffer(4) });
+    const clean = task(PROTECTED_BODY, { body: PLAIN_BODY + PROTECTED_BODY });
+    expect(clean).toMatchObject({ ok: true, asSent: true });
+    expect(clean.ok && 'body' in clean.next).toBe(false);
+    expect(task(PROTECTED_BODY, { body: `${PROTECTED_BODY}<p onclick="x()">a</p>` })).toMatchObject({ ok: true, next: { body: `${PROTECTED_BODY}<p>a</p>` } });
+    expect(task(PROTECTED_BODY, { replacements: [] })).toMatchObject({ ok: true, next: { body: PROTECTED_BODY } });
+    const sent = PLAIN_BODY + PROTECTED_BODY;
+    expect(await pool.nextBody(1, PROTECTED_BODY, { body: sent })).toEqual(nextBody(PROTECTED_BODY, { body: sent }));
   });
 
   it.skipIf(process.platform !== 'linux')('runs its threads below the event loop’s priority, so a busy pool cannot starve the loop', async () => {
