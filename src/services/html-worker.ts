@@ -48,7 +48,9 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   Atomics.notify(cell, 0);
   const resolved: BodyChange = 'body' in change ? { body: text(change.body) } : change;
   const outcome = nextBody(text(current), resolved, currentClean);
-  if (!outcome.ok || !('body' in resolved) || outcome.next.body !== resolved.body) return outcome;
+  if (!outcome.ok || !('body' in change) || !('body' in resolved) || outcome.next.body !== resolved.body) return outcome;
+  // A lone surrogate sent as UTF-8 arrives as U+FFFD: the pool's string is then not this one.
+  if (typeof change.body !== 'string' && resolved.body.includes('\uFFFD')) return outcome;
   const { body: _same, ...next } = outcome.next;
   return { ok: true, asSent: true, next };
 }

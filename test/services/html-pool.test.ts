@@ -133,6 +133,19 @@ describe('HtmlPool', () => {
     }
   });
 
+  it('answers a large body holding a lone surrogate with what its lane computed (U+FFFD), not the string it was sent', async () => {
+    const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      const body = `${PROTECTED_BODY}<p>${'a'.repeat(1_000_000)} \ud800 lone</p>`;
+      const outcome = await lanes.nextBody(1, PROTECTED_BODY, { body });
+      expect(outcome).toMatchObject({ ok: true });
+      const next = outcome.ok ? outcome.next.body : '';
+      expect(next).toBe(body.replace('\ud800', '\uFFFD'));
+    } finally {
+      await lanes.close();
+    }
+  });
+
   it('counts a transferred JSON body out of the queue once parsed: a second one after it is not refused', async () => {
     const bounded = new HtmlPool({ threads: 1, maxQueuedChars: 1, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
