@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { type Dialect, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { BackgroundCheckpoints } from './checkpoints.js';
+import { OffLoopRunner } from './off-loop.js';
 import type { Database } from './schema.js';
+import { localRunner, Lock, sqliteDialect } from './sqlite-driver.js';
 import { tracedDialect } from './traced.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -14,6 +16,11 @@ export interface Db {
   dialect: DialectName;
   /** PostgreSQL's connection pool (its counts are metrics); SQLite has one connection. */
   pool?: pg.Pool;
+  /**
+   * SQLite: a second connection to the same file, in a thread of its own, for the statements that
+   * move megabytes (off-loop.ts). Its writes and the event loop connection's take turns.
+   */
+  offLoop?: Kysely<Database>;
   /**
    * SQLite: whether another connection (the CLI, another process) has committed since the last
    * call that said so, seen within 100 ms, so what this process keeps in memory may be stale.
@@ -72,9 +79,17 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
   const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database) : undefined;
+  const offLoop = new OffLoopRunner({ file, walAutocheckpoint: database.pragma('wal_autocheckpoint', { simple: true }) as number });
+  const close = () => {
+    checkpoints?.close();
+    void offLoop.close();
+    database.close();
+  };
+  const writes = new Lock();
   return {
     dialect: 'sqlite',
-    kysely: kyselyOf(new SqliteDialect({ database: withStatementCache(database, checkpoints) }), 'sqlite'),
+    kysely: kyselyOf(sqliteDialect(localRunner(statementCache(database), close), writes), 'sqlite'),
+    offLoop: kyselyOf(sqliteDialect(offLoop, writes), 'sqlite'),
     changedElsewhere: changeWatch(database),
   };
 }
@@ -104,29 +119,23 @@ function changeWatch(database: SQLite.Database): () => boolean {
 const statementCacheSize = 200;
 
 /**
- * The database as Kysely's SQLite dialect sees it, preparing each SQL text once: Kysely asks for
- * a new statement on every query, and preparing costs more than running a small one. Sharing is
- * safe: Kysely runs one query at a time on its one connection (a stream holds it until closed).
+ * `prepare` for the connection, preparing each SQL text once: Kysely asks for a new statement on
+ * every query, and preparing costs more than running a small one. Sharing is safe: the driver
+ * runs one statement at a time on the connection (a stream holds it until closed).
  */
-function withStatementCache(database: SQLite.Database, checkpoints: BackgroundCheckpoints | undefined): SqliteDatabase {
+function statementCache(database: SQLite.Database): (source: string) => SQLite.Statement {
   const statements = new Map<string, SQLite.Statement>();
-  return {
-    close: () => {
-      checkpoints?.close();
-      database.close();
-    },
-    prepare(source: string) {
-      const cached = statements.get(source);
-      if (cached) {
-        statements.delete(source);
-        statements.set(source, cached);
-        return cached;
-      }
-      const statement = database.prepare(source);
-      statements.set(source, statement);
-      if (statements.size > statementCacheSize) statements.delete(statements.keys().next().value!);
-      return statement;
-    },
+  return (source) => {
+    const cached = statements.get(source);
+    if (cached) {
+      statements.delete(source);
+      statements.set(source, cached);
+      return cached;
+    }
+    const statement = database.prepare(source);
+    statements.set(source, statement);
+    if (statements.size > statementCacheSize) statements.delete(statements.keys().next().value!);
+    return statement;
   };
 }
 

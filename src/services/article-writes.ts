@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
@@ -57,9 +57,8 @@ export interface EditInput {
 }
 
 /**
- * A body this long (characters) is stored in turns of the event loop of its own: before the
- * transaction, between the revision and the article, before the commit, and before the answer is
- * serialised.
+ * A body this long (characters; bytes, stored) is read and stored by the off-loop connection on
+ * SQLite (`Db.offLoop`), and its answer is serialised in a turn of the event loop of its own.
  */
 const largeBody = 1_000_000;
 
@@ -111,6 +110,8 @@ export class ArticleWritesService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
+    /** SQLite: the connection that reads and stores large bodies off the event loop. */
+    private readonly offLoop: Kysely<Database> | undefined,
     private readonly clock: Clock,
     private readonly html: HtmlPool,
     private readonly revisions: RevisionsService,
@@ -259,7 +260,8 @@ export class ArticleWritesService {
     const entry: ActivityEntry | undefined = counted && actor.request
       ? { actor, channel: actor.channel === 'mcp' ? 'mcp' : 'api', request: actor.request, outcome: { status: 200, error: null } }
       : undefined;
-    const result = await this.db.transaction().execute(async (trx) => {
+    const db = this.offLoop && state.body.length >= largeBody ? this.offLoop : this.db;
+    const result = await db.transaction().execute(async (trx) => {
       // Ownership and scope were checked on `row`; neither changes, only the version may have.
       let current = trx.selectFrom('articles').select('version').where('id', '=', row.id);
       if (this.dialect === 'postgres') current = current.forUpdate();
@@ -268,8 +270,6 @@ export class ArticleWritesService {
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
       const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
       const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
-      // Other writers wait for the transaction (PostgreSQL's row lock, SQLite's one connection).
-      if (state.body.length >= largeBody) await nextTurn();
       const changes = { ...state, current_revision_id: revisionId, version: row.version + 1, updated_at: toTimestamp(now) };
       // The stored row is known: reading it back would copy the body once more.
       await trx.updateTable('articles').set(changes).where('id', '=', row.id).executeTakeFirstOrThrow();
@@ -280,8 +280,6 @@ export class ArticleWritesService {
         await this.idempotency.complete(trx, actor.accountId, idempotencyKey, { ok: true, result });
       }
       await storeMedia?.(trx);
-      // The commit writes both copies of a large body to the log: in a turn of its own too.
-      if (state.body.length >= largeBody) await nextTurn();
       return result;
     });
     if (result && entry) this.activity.committed(entry);
@@ -293,12 +291,25 @@ export class ArticleWritesService {
    * forbidden for admin keys, which may read it.
    */
   private async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
-    const row = await this.db.selectFrom('articles').selectAll().where('id', '=', articleId).executeTakeFirst();
+    const row = await (await this.readerOf(articleId))
+      .selectFrom('articles').selectAll().where('id', '=', articleId).executeTakeFirst();
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
     }
     if (!actor.scopes.includes('write')) throw new AppError('insufficient_scope', 'This credential is read-only.');
     return row;
+  }
+
+  /** The off-loop connection for an article whose body is large, else the event loop's. */
+  private async readerOf(articleId: number): Promise<Kysely<Database>> {
+    if (!this.offLoop) return this.db;
+    // SQLite reads a text's size from its record header, not from the text's pages.
+    const size = await this.db
+      .selectFrom('articles')
+      .select(sql<number>`octet_length(body)`.as('bytes'))
+      .where('id', '=', articleId)
+      .executeTakeFirst();
+    return (size?.bytes ?? 0) >= largeBody ? this.offLoop : this.db;
   }
 }

@@ -12,8 +12,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
-import { textParts } from '../core/text-parts.js';
-import type { HtmlOutcome, HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData, Utf8Text } from './html-worker.js';
+import { buffersOf, utf8InParts } from '../core/text-parts.js';
+import type { HtmlOutcome, HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
@@ -65,26 +65,6 @@ interface WorkerTasks {
 const runTask = <N extends keyof WorkerTasks>(pool: Piscina, name: N, task: WorkerTasks[N][0], options: { signal?: AbortSignal; transferList?: ArrayBuffer[] } = {}) =>
   pool.run(task, { name, ...options }) as Promise<WorkerTasks[N][1]>;
 
-/** Characters of a large text encoded per turn of the event loop (about 1 ms each). */
-const encodePartChars = 256 * 1024;
-
-/**
- * `text` as UTF-8, to transfer to a thread: copying a 5 MB string to a thread (structured clone)
- * took 38–66 ms in one turn of the event loop, most of it faulting in fresh memory (about 2.6 ms
- * a megabyte on the bench machine). Each part is encoded into a buffer of its exact size in a
- * turn of its own: one buffer of `3 × length` bytes, allocated at once, showed up as 45–61 ms
- * stalls of the loop.
- */
-async function utf8InParts(text: string): Promise<Utf8Text> {
-  const encoder = new TextEncoder();
-  const utf8: Uint8Array[] = [];
-  for (const part of textParts(text, encodePartChars)) {
-    await nextTurn();
-    utf8.push(encoder.encode(part));
-  }
-  return { utf8 };
-}
-
 /** A task for the `default` export of the worker, with the buffers it takes along. */
 interface PreparedTask {
   task: Omit<HtmlTask, 'started'>;
@@ -95,7 +75,6 @@ interface PreparedTask {
 async function encodedTask(current: string, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
   const encodedCurrent = await utf8InParts(current);
   const encodedChange = 'body' in change ? { body: await utf8InParts(change.body) } : change;
-  const buffersOf = (text: Utf8Text) => text.utf8.map((part) => part.buffer as ArrayBuffer);
   const transferList = buffersOf(encodedCurrent);
   if ('body' in encodedChange) transferList.push(...buffersOf(encodedChange.body));
   return { task: { current: encodedCurrent, change: encodedChange, currentClean }, transferList };

@@ -7,6 +7,7 @@ import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import type { Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 /** What the pool gives each thread (`poolThreadNice` in html-pool.ts); nothing where this module is imported elsewhere. */
@@ -18,14 +19,6 @@ export interface PoolWorkerData {
 // lower the whole process, so it is left alone there.
 const given = workerData as PoolWorkerData | null;
 if (given && process.platform === 'linux') setPriority(given.nice);
-
-/**
- * A large string crossing to a thread as UTF-8 bytes, transferred rather than copied: in parts,
- * each cut between characters and encoded into a buffer of its own.
- */
-export interface Utf8Text {
-  utf8: Uint8Array[];
-}
 
 export interface HtmlTask {
   current: string | Utf8Text;

@@ -58,6 +58,7 @@ export function createServices(deps: ServiceDeps) {
   const articleWrites = new ArticleWritesService(
     kysely,
     db.dialect,
+    db.offLoop,
     clock,
     htmlPool,
     revisions,

@@ -1,0 +1,141 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import type { CompiledQuery, QueryResult } from 'kysely';
+import { buffersOf, utf8InParts } from '../core/text-parts.js';
+import { runResult, type StatementRunner } from './sqlite-driver.js';
+
+/**
+ * Parameters this long (characters) cross to the thread as UTF-8 in parts (`utf8InParts`), a
+ * part per turn of the event loop: posted as a string, a 5 MB body is copied in one turn.
+ */
+const largeParameterChars = 64 * 1024;
+
+type Parameter = unknown;
+type Answer =
+  | { id: number; rows: unknown[] }
+  | { id: number; changes: number; lastInsertRowid: number | bigint }
+  | { id: number; error: { message: string; code: string } };
+
+export interface OffLoopSettings {
+  /** The database file. */
+  file: string;
+  /** The `wal_autocheckpoint` of the event loop's connection, for this one's commits too. */
+  walAutocheckpoint: number;
+}
+
+/**
+ * A second connection to the SQLite file, in a thread of its own, for the statements that move
+ * megabytes: reading, storing and committing a 5 MB article body. Each is one synchronous call
+ * into SQLite, 13–50 ms alone and 27–101 ms on a busy node; on the event loop's connection every
+ * other request waited for it. Here the event loop only hands the statement over and takes the
+ * answer. The thread starts with the first statement, and again after a failure.
+ */
+export class OffLoopRunner implements StatementRunner {
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+
+  constructor(private readonly settings: OffLoopSettings) {}
+
+  async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const transferList: ArrayBuffer[] = [];
+    const parameters: Parameter[] = [];
+    for (const value of query.parameters) {
+      if (typeof value === 'string' && value.length >= largeParameterChars) {
+        const text = await utf8InParts(value);
+        transferList.push(...buffersOf(text));
+        parameters.push(text);
+      } else {
+        parameters.push(value);
+      }
+    }
+    const answer = await this.ask({ sql: query.sql, parameters }, transferList);
+    if ('error' in answer) throw new SQLite.SqliteError(answer.error.message, answer.error.code);
+    if ('rows' in answer) return { rows: answer.rows.map(withBuffers) as R[] };
+    return runResult<R>(answer.changes, answer.lastInsertRowid);
+  }
+
+  iterate(): never {
+    throw new Error('The off-loop connection does not stream.');
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private ask(message: { sql: string; parameters: Parameter[] }, transferList: ArrayBuffer[]): Promise<Answer> {
+    const worker = (this.worker ??= this.started());
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, ...message }, transferList);
+    });
+  }
+
+  private started(): Worker {
+    const worker = new Worker(workerSource, { eval: true, workerData: { module: betterSqlite, ...this.settings } });
+    worker.unref();
+    worker.on('message', (answer: Answer) => {
+      this.pending.get(answer.id)?.resolve(answer);
+      this.pending.delete(answer.id);
+    });
+    const failed = (error: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.once('error', failed);
+    worker.once('exit', (code) => failed(new Error(`The off-loop SQLite thread stopped (exit code ${code}).`)));
+    return worker;
+  }
+}
+
+/** A row from the thread, with its blobs as Buffers again (a message carries them as Uint8Arrays). */
+function withBuffers(row: unknown): unknown {
+  const record = row as Record<string, unknown>;
+  for (const [column, value] of Object.entries(record)) {
+    if (value instanceof Uint8Array && !Buffer.isBuffer(value)) record[column] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  }
+  return record;
+}
+
+const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
+
+const workerSource = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const database = new Database(workerData.file);
+database.pragma('busy_timeout = 5000');
+database.pragma('foreign_keys = ON');
+database.pragma('synchronous = NORMAL');
+database.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
+const statements = new Map();
+const decoder = new TextDecoder();
+const valueOf = (value) => {
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (value && typeof value === 'object' && Array.isArray(value.utf8)) return value.utf8.map((part) => decoder.decode(part)).join('');
+  return value;
+};
+parentPort.on('message', ({ id, sql, parameters }) => {
+  try {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = database.prepare(sql);
+      statements.set(sql, statement);
+      if (statements.size > 200) statements.delete(statements.keys().next().value);
+    }
+    const values = parameters.map(valueOf);
+    if (statement.reader) {
+      parentPort.postMessage({ id, rows: statement.all(values) });
+    } else {
+      const { changes, lastInsertRowid } = statement.run(values);
+      parentPort.postMessage({ id, changes, lastInsertRowid });
+    }
+  } catch (error) {
+    parentPort.postMessage({ id, error: { message: String(error && error.message), code: String(error && error.code) } });
+  }
+});
+`;
