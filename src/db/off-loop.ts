@@ -1,9 +1,18 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import type { CompiledQuery, QueryResult } from 'kysely';
+import { type CompiledQuery, type QueryResult, sql } from 'kysely';
 import { buffersOf, utf8InParts } from '../core/text-parts.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
+
+/** Article bodies this large (bytes) are read and stored by the off-loop connection. */
+export const offLoopBodyBytes = 1_000_000;
+
+/**
+ * True for an article whose body the event loop's connection reads: SQLite reads a text's size
+ * from its record header, not from the text's pages.
+ */
+export const bodyReadOnLoop = sql<boolean>`octet_length(body) < ${sql.lit(offLoopBodyBytes)}`;
 
 /**
  * Parameters this long (characters) cross to the thread as UTF-8 in parts (`utf8InParts`), a

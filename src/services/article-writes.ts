@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
@@ -7,6 +7,7 @@ import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
+import { bodyReadOnLoop, offLoopBodyBytes } from '../db/off-loop.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
@@ -57,10 +58,10 @@ export interface EditInput {
 }
 
 /**
- * A body this long (characters; bytes, stored) is read and stored by the off-loop connection on
- * SQLite (`Db.offLoop`), and its answer is serialised in a turn of the event loop of its own.
+ * A body this long (characters) is stored by the off-loop connection on SQLite (`Db.offLoop`),
+ * and its answer is serialised in a turn of the event loop of its own.
  */
-const largeBody = 1_000_000;
+const largeBody = offLoopBodyBytes;
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
 type NextState = ArticleState & { sanitized: string[]; word_count: number | null; protected_links: ProtectedLink[]; clean: boolean };
@@ -291,25 +292,16 @@ export class ArticleWritesService {
    * forbidden for admin keys, which may read it.
    */
   private async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
-    const row = await (await this.readerOf(articleId))
-      .selectFrom('articles').selectAll().where('id', '=', articleId).executeTakeFirst();
+    const byId = (db: Kysely<Database>) => db.selectFrom('articles').selectAll().where('id', '=', articleId);
+    // On SQLite, a large body is read by the off-loop connection.
+    const row = this.offLoop
+      ? ((await byId(this.db).where(bodyReadOnLoop).executeTakeFirst()) ?? (await byId(this.offLoop).executeTakeFirst()))
+      : await byId(this.db).executeTakeFirst();
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
     }
     if (!actor.scopes.includes('write')) throw new AppError('insufficient_scope', 'This credential is read-only.');
     return row;
-  }
-
-  /** The off-loop connection for an article whose body is large, else the event loop's. */
-  private async readerOf(articleId: number): Promise<Kysely<Database>> {
-    if (!this.offLoop) return this.db;
-    // SQLite reads a text's size from its record header, not from the text's pages.
-    const size = await this.db
-      .selectFrom('articles')
-      .select(sql<number>`octet_length(body)`.as('bytes'))
-      .where('id', '=', articleId)
-      .executeTakeFirst();
-    return (size?.bytes ?? 0) >= largeBody ? this.offLoop : this.db;
   }
 }

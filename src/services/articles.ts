@@ -3,6 +3,7 @@ import { notFound } from '../core/errors.js';
 import { protectedLinksOf } from '../core/html.js';
 import type { ProtectedLink } from '../core/errors.js';
 import type { ArticleStatus } from '../core/values.js';
+import { bodyReadOnLoop } from '../db/off-loop.js';
 import { precompiled } from '../db/precompiled.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
@@ -78,23 +79,31 @@ export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
 /** A strong validator of an article's stored state, for ETag and If-Match. */
 export const articleETag = (row: Pick<ArticleRow, 'id' | 'version'>): string => `"a${row.id}-v${row.version}"`;
 
+type RowReader = (...parameters: unknown[]) => Promise<ArticleRow[]>;
+
 export class ArticlesService {
-  /** The article by id (staff reads), and by id within one account. */
-  private readonly byId;
-  private readonly byIdInAccount;
+  /**
+   * The article by id (staff reads), and by id within one account: on the event loop's
+   * connection, then, for a large body on SQLite, on the off-loop connection.
+   */
+  private readonly byId: RowReader[];
+  private readonly byIdInAccount: RowReader[];
   private readonly topPages;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sites: SitesService,
     private readonly counters: CountersService,
+    /** SQLite: the connection that reads large bodies off the event loop (`Db.offLoop`). */
+    offLoop: Kysely<Database> | undefined,
     /** Rows a page skips by index before it seeks by the day counters (tests lower it to exercise the seek). */
     private readonly shortSkip = SHORT_SKIP,
   ) {
     this.topPages = new TopPages(db);
     const byId = db.selectFrom('articles').selectAll().where('id', '=', 0);
-    this.byId = precompiled(db, byId);
-    this.byIdInAccount = precompiled(db, byId.where('account_id', '=', 0));
+    const readers = (query: typeof byId) => [precompiled(db, offLoop ? query.where(bodyReadOnLoop) : query), ...(offLoop ? [precompiled(offLoop, query)] : [])];
+    this.byId = readers(byId);
+    this.byIdInAccount = readers(byId.where('account_id', '=', 0));
   }
 
   async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
@@ -117,8 +126,11 @@ export class ArticlesService {
 
   /** The stored article if the actor may read it; another account's is "not found". */
   async visible(actor: Actor, articleId: number): Promise<ArticleRow> {
-    const [row] = readsEveryAccount(actor) ? await this.byId(articleId) : await this.byIdInAccount(articleId, actor.accountId);
-    if (!row) throw notFound('article');
-    return row;
+    const staff = readsEveryAccount(actor);
+    for (const read of staff ? this.byId : this.byIdInAccount) {
+      const [row] = staff ? await read(articleId) : await read(articleId, actor.accountId);
+      if (row) return row;
+    }
+    throw notFound('article');
   }
 }

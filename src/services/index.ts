@@ -70,7 +70,7 @@ export function createServices(deps: ServiceDeps) {
     db,
     clock,
     sites,
-    articles: new ArticlesService(kysely, sites, counters),
+    articles: new ArticlesService(kysely, sites, counters, db.offLoop),
     backlinks: new BacklinksService(kysely, sites, counters),
     stats: new StatsService(sites, counters, clock),
     counters,

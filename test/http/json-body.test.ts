@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { articleRow, expectUnchanged, getArticle, PROTECTED_BODY, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
+import { articleRow, expectUnchanged, getArticle, PROTECTED_BODY, revisionsOf, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
 
 // JSON bodies of 1 MB or more are decoded in parts and parsed in turns of the event loop of their
 // own (src/http/json-body.ts): they must be read, and refused, exactly as small ones are. Answers
@@ -55,6 +55,49 @@ describe('large JSON request bodies', () => {
     expect(res.body).toMatchObject({ error: 'invalid_json' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     await expectUnchanged(h, a, before);
+  });
+});
+
+describe('large articles (SQLite: read and stored by the off-loop connection)', () => {
+  it('a PATCH of a large article stores its body, revision, edit and activity exactly, and a refused one changes nothing', async () => {
+    const seeded = await seedArticle(h.services);
+    expect((await send(h.app, 'PUT', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, { body: largeBody })).status).toBe(200);
+    const before = await snapshot(h, seeded);
+    expect(before.row.body).toBe(largeBody);
+
+    const refused = await send(h.app, 'PATCH', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, {
+      replacements: [{ find: 'no such text anywhere', replace: 'x' }],
+    });
+    expect(refused.status).toBe(409);
+    await expectUnchanged(h, seeded, before);
+
+    const res = await send(h.app, 'PATCH', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, {
+      replacements: [{ find: 'Intro paragraph', replace: 'Opening paragraph' }],
+      reason: 'large edit',
+    });
+    expect(res.status).toBe(200);
+    const expected = largeBody.replace('Intro paragraph', 'Opening paragraph');
+    expect(res.body.data.body === expected).toBe(true);
+    const after = await snapshot(h, seeded);
+    expect(after.row.body === expected).toBe(true);
+    expect(after.row.version).toBe(before.row.version + 1);
+    expect(after.revisions).toBe(before.revisions + 1);
+    expect(after.edits).toBe(before.edits + 1);
+    const revision = (await revisionsOf(h, seeded.articleId)).at(-1)!;
+    expect(revision.body === expected && revision.reason === 'large edit').toBe(true);
+    expect(after.row.current_revision_id).toBe(revision.id);
+    const read = await getArticle(h, seeded.articleId, seeded.customer.key);
+    expect(read.status === 200 && read.body.data.body === expected).toBe(true);
+    expect((await getArticle(h, seeded.articleId, a.customer.key)).status).toBe(404);
+    await h.services.activity.flush();
+    const logged = await h.services.db.kysely
+      .selectFrom('activity_log')
+      .select(['operation', 'status'])
+      .where('account_id', '=', seeded.customer.accountId)
+      .orderBy('id')
+      .execute();
+    // The refusal's record is written in the background, the change's with the change.
+    expect(logged.filter((entry) => entry.operation === 'editArticle').map((entry) => entry.status).sort()).toEqual([200, 409]);
   });
 });
 

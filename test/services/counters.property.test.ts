@@ -135,7 +135,7 @@ describe('counters against the rows', () => {
     await fc.assert(
       fc.asyncProperty(importedSite, fc.array(listRequest, { minLength: 6, maxLength: 6 }), fc.array(dayFilter, { minLength: 4, maxLength: 4 }), shortSkip, async (site, requests, periods, skip) => {
         const { db, sites, counters: counts } = h.services;
-        const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, skip) };
+        const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, db.offLoop, skip) };
         const imported = await h.services.importer.run({
           sites: [
             {

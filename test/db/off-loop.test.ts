@@ -1,0 +1,153 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
+import { CompiledQuery, sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type Db, isUniqueViolation } from '../../src/db/connect.js';
+import { OffLoopRunner } from '../../src/db/off-loop.js';
+import { Lock } from '../../src/db/sqlite-driver.js';
+
+// A SQLite node has a second connection in a thread of its own (src/db/off-loop.ts) for the
+// statements that move megabytes. The two connections' writes take turns in a lock
+// (src/db/sqlite-driver.ts): a write never waits for the other in busy_timeout, on the event loop.
+
+const opened: { db: Db; dir: string }[] = [];
+afterEach(async () => {
+  for (const { db, dir } of opened.splice(0)) {
+    await db.kysely.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function open() {
+  const dir = mkdtempSync(join(tmpdir(), 'anchorage-off-loop-'));
+  const db = connect(undefined, dir);
+  opened.push({ db, dir });
+  await sql`create table t (id integer primary key, x text, b blob, n integer)`.execute(db.kysely);
+  return { db, offLoop: db.offLoop! };
+}
+
+describe('Lock', () => {
+  it('is handed to the waiters in the order they asked, one at a time', async () => {
+    const lock = new Lock();
+    const order: string[] = [];
+    await lock.acquire();
+    const waiters = ['a', 'b', 'c'].map(async (name) => {
+      await lock.acquire();
+      order.push(`${name} in`);
+      await sleep(5);
+      order.push(`${name} out`);
+      lock.release();
+    });
+    await sleep(5);
+    expect(order).toEqual([]);
+    lock.release();
+    await Promise.all(waiters);
+    expect(order).toEqual(['a in', 'a out', 'b in', 'b out', 'c in', 'c out']);
+    await lock.acquire();
+    lock.release();
+  });
+});
+
+describe('the off-loop SQLite connection', () => {
+  it('stores and reads back large texts (every part boundary, multi-byte), blobs, numbers and nulls exactly', async () => {
+    const { db, offLoop } = await open();
+    // 3 × 256 Ki characters and more: emoji (surrogate pairs) fall across every part boundary.
+    const large = 'a😀é'.repeat(300_000);
+    const blob = Buffer.from([0, 1, 2, 250, 255]);
+    const inserted = await offLoop.insertInto('t' as never).values({ x: large, b: blob, n: 42 } as never).returning(['id' as never]).executeTakeFirstOrThrow();
+    await offLoop.insertInto('t' as never).values({ x: null, b: null, n: null } as never).execute();
+    const id = (inserted as { id: number }).id;
+    const fromLoop = (await sql<{ x: string; b: Buffer; n: number }>`select x, b, n from t where id = ${id}`.execute(db.kysely)).rows[0]!;
+    expect(fromLoop.x === large).toBe(true);
+    expect(fromLoop.b.equals(blob)).toBe(true);
+    expect(fromLoop.n).toBe(42);
+    const fromThread = (await sql<{ x: string; b: Buffer }>`select x, b from t where id = ${id}`.execute(offLoop)).rows[0]!;
+    expect(fromThread.x === large).toBe(true);
+    expect(Buffer.isBuffer(fromThread.b) && fromThread.b.equals(blob)).toBe(true);
+    expect((await sql`select * from t where x is null`.execute(offLoop)).rows).toEqual([{ id: id + 1, x: null, b: null, n: null }]);
+  });
+
+  it('answers SQLite errors as SQLite errors, with their codes', async () => {
+    const { offLoop } = await open();
+    await sql`insert into t (id, x) values (1, 'a')`.execute(offLoop);
+    const refused = await sql`insert into t (id, x) values (1, 'b')`.execute(offLoop).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SQLite.SqliteError);
+    expect(isUniqueViolation(refused)).toBe(true);
+    await expect(sql`select * from no_such_table`.execute(offLoop)).rejects.toThrow(/no such table/);
+    // The connection is still usable, and a failed transaction is rolled back.
+    await expect(
+      offLoop.transaction().execute(async (trx) => {
+        await sql`insert into t (id, x) values (2, 'b')`.execute(trx);
+        await sql`insert into t (id, x) values (1, 'c')`.execute(trx);
+      }),
+    ).rejects.toThrow();
+    expect((await sql`select id, x from t order by id`.execute(offLoop)).rows).toEqual([{ id: 1, x: 'a' }]);
+  });
+
+  it('while it writes, the event loop connection reads at once and its writes wait without holding the loop', async () => {
+    const { db, offLoop } = await open();
+    await sql`insert into t (id, x) values (1, 'before')`.execute(db.kysely);
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const writing = offLoop.transaction().execute(async (trx) => {
+      await sql`update t set x = 'off-loop' where id = 1`.execute(trx);
+      await held;
+    });
+    await sleep(20);
+    const events: string[] = [];
+    // Without the lock this insert would wait in busy_timeout (5 s), holding the event loop, and
+    // then fail with SQLITE_BUSY: the transaction above finishes only through the loop.
+    const write = sql`insert into t (id, x) values (2, 'loop')`.execute(db.kysely).then(() => events.push('loop write'));
+    const read = await sql<{ x: string }>`select x from t where id = 1`.execute(db.kysely);
+    expect(read.rows[0]!.x).toBe('before');
+    await sleep(20);
+    events.push('timer');
+    finish();
+    await writing;
+    await write;
+    expect(events).toEqual(['timer', 'loop write']);
+    expect((await sql`select id, x from t order by id`.execute(db.kysely)).rows).toEqual([
+      { id: 1, x: 'off-loop' },
+      { id: 2, x: 'loop' },
+    ]);
+  });
+
+  it('its writes wait for a transaction of the event loop connection in the same way', async () => {
+    const { db, offLoop } = await open();
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const order: string[] = [];
+    const onLoop = db.kysely.transaction().execute(async (trx) => {
+      await sql`insert into t (id, x) values (1, 'loop')`.execute(trx);
+      await held;
+      order.push('loop commits');
+    });
+    await sleep(10);
+    const offLoopWrite = sql`update t set x = 'off-loop' where id = 1`.execute(offLoop).then((result) => {
+      order.push('off-loop writes');
+      return result.numAffectedRows;
+    });
+    await sleep(20);
+    finish();
+    await onLoop;
+    expect(await offLoopWrite).toBe(1n);
+    expect(order).toEqual(['loop commits', 'off-loop writes']);
+  });
+
+  it('starts its thread again after it stopped', async () => {
+    const { db } = await open();
+    await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0 });
+    try {
+      const select = CompiledQuery.raw('select x from t');
+      expect((await runner.run(select)).rows).toEqual([{ x: 'a' }]);
+      await runner.close();
+      expect((await runner.run(select)).rows).toEqual([{ x: 'a' }]);
+    } finally {
+      await runner.close();
+    }
+  });
+});
