@@ -14,6 +14,7 @@
 //   npm run bench                                   # build, then the full run on SQLite
 //   node bench/reads.mjs --quick                    # 100k backlinks / 10k articles, short cases
 //   node bench/reads.mjs --only=floor --profile     # CPU profiles of the server and the floor (bench/profiles/)
+//                                                   # and the server's event-loop stalls: bench/stall-profile.mjs
 //   node bench/reads.mjs --only=scale --case=getStats --seconds=10   # some cases, longer
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
@@ -298,7 +299,11 @@ function start(script, childEnv, execArgv = []) {
 
 const profileDir = new URL('./profiles', import.meta.url).pathname;
 if (profile) mkdirSync(profileDir, { recursive: true });
-const server = start('./server.mjs', env, profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+const server = start(
+  './server.mjs',
+  profile ? { ...env, STALLS_FILE: `${profileDir}/stalls.json` } : env,
+  profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+);
 const port = await server.ready;
 
 /** The server's peak resident set so far (Linux VmHWM), per phase, to tell which load grows it. */

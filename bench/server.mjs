@@ -2,6 +2,7 @@
 // from dist/ on a free port, reporting its event-loop delay to the parent over IPC (the parent reads
 // its peak RSS from /proc, at no cost to the server).
 // Settings come from the environment (DATA_DIR or DATABASE_URL, LOG_LEVEL).
+import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
@@ -16,6 +17,18 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 
 const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
+
+// With --profile (STALLS_FILE set): every gap of more than 35 ms between the ticks of a 1 ms timer,
+// in microseconds of the clock the CPU profile's samples use, for bench/stall-profile.mjs.
+const stalls = [];
+if (process.env.STALLS_FILE) {
+  let last = process.hrtime.bigint();
+  setInterval(() => {
+    const now = process.hrtime.bigint();
+    if (now - last > 35_000_000n) stalls.push([Number(last / 1000n), Number(now / 1000n)]);
+    last = now;
+  }, 1).unref();
+}
 
 process.on('message', async (message) => {
   if (message === 'reset') {
@@ -34,6 +47,7 @@ process.on('message', async (message) => {
     const { user, system } = process.cpuUsage();
     process.send({ cpuMicros: user + system });
   } else if (message === 'stop') {
+    if (process.env.STALLS_FILE) writeFileSync(process.env.STALLS_FILE, JSON.stringify(stalls));
     await stop();
     await runtime.close();
     process.exit(0);

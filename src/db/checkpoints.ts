@@ -28,8 +28,6 @@ export class BackgroundCheckpoints {
   ) {
     this.autocheckpoint = database.pragma('wal_autocheckpoint', { simple: true }) as number;
     database.pragma('wal_autocheckpoint = 0');
-    // After a checkpoint, the log file is cut back to this size when it is next reused.
-    database.pragma(`journal_size_limit = ${journalSizeLimit}`);
     this.timer = setInterval(() => void this.look(), lookEveryMs).unref();
   }
 
@@ -69,7 +67,6 @@ export class BackgroundCheckpoints {
 
 /** The log size (bytes) past which a checkpoint runs: SQLite's own default of 1,000 pages of 4 KiB. */
 const defaultStartAtBytes = 4_096_000;
-const journalSizeLimit = 64 * 1024 * 1024;
 const lookEveryMs = 250;
 
 const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');

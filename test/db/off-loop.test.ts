@@ -137,6 +137,13 @@ describe('the off-loop SQLite connection', () => {
     expect(order).toEqual(['loop commits', 'off-loop writes']);
   });
 
+  it('is the only connection that cuts the write-ahead log back (64 MiB), in its own thread', async () => {
+    const { db, offLoop } = await open();
+    const limit = async (kysely: typeof offLoop) => Object.values((await sql.raw('pragma journal_size_limit').execute(kysely)).rows[0] as object)[0];
+    expect(await limit(db.kysely)).toBe(-1);
+    expect(await limit(offLoop)).toBe(64 * 1024 * 1024);
+  });
+
   it('starts its thread again after it stopped', async () => {
     const { db } = await open();
     await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
