@@ -272,8 +272,15 @@ export class ArticleWritesService {
       const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
       const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
       const changes = { ...state, current_revision_id: revisionId, version: row.version + 1, updated_at: toTimestamp(now) };
-      // The stored row is known: reading it back would copy the body once more.
-      await trx.updateTable('articles').set(changes).where('id', '=', row.id).executeTakeFirstOrThrow();
+      // The body is copied from the revision inside the database: sent again, a 5 MB body was
+      // encoded, carried and decoded once more. The stored row is known: reading it back would
+      // copy the body once more too.
+      const { body: _body, ...columns } = changes;
+      await trx
+        .updateTable('articles')
+        .set({ ...columns, body: (eb) => eb.selectFrom('revisions').select('body').where('id', '=', revisionId) })
+        .where('id', '=', row.id)
+        .executeTakeFirstOrThrow();
       const saved: ArticleRow = { ...row, ...changes };
       const result: WriteResult = { article: toArticleWithBody(saved), etag: articleETag(saved), sanitized, changed: true, allowance };
       if (entry) await this.activity.recordIn(trx, entry);
