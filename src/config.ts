@@ -14,6 +14,7 @@ const settingsSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
   REDIS_URL: optionalUrl,
+  REDIS_KEY_PREFIX: z.string().max(100).regex(/^[\w.:-]*$/, 'letters, digits, _ . : - only').default(''),
   PUBLIC_URL: optionalUrl,
   MCP_PUBLIC_URL: optionalUrl,
   MEDIA_STORE: z.enum(['fs', 'db']).default('fs'),
@@ -54,6 +55,8 @@ export interface Settings {
   dataDir: string;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  /** Put before every Redis key, so deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   /** Public base address of the service, never derived from a request. */
   publicUrl: string;
   /**
@@ -124,6 +127,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     publicUrl,
     mcpPublicUrl: withoutTrailingSlash(e.MCP_PUBLIC_URL ?? defaultMcpUrl(publicUrl, e.MCP_PORT)),
     mediaStore: e.MEDIA_STORE,

@@ -58,7 +58,12 @@ export async function openRuntime(
   await migrate(db);
   // The client is loaded only when configured (about 10 MB a process without Redis need not carry).
   const redis = settings.redisUrl
-    ? new (await import('ioredis')).Redis(settings.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    ? new (await import('ioredis')).Redis(settings.redisUrl, {
+        keyPrefix: settings.redisKeyPrefix,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: false,
+      })
     : undefined;
   // Closing ends a connection whose (re)connection check may still be pending: that is no outage.
   let closing = false;

@@ -12,3 +12,14 @@ describe('HEAP_GROWING_PERCENT', () => {
     expect(() => loadSettings({ HEAP_GROWING_PERCENT: value })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 });
+
+describe('REDIS_KEY_PREFIX', () => {
+  it('is empty unless set, and takes letters, digits, _ . : -', () => {
+    expect(loadSettings({}).redisKeyPrefix).toBe('');
+    expect(loadSettings({ REDIS_KEY_PREFIX: 'staging:' }).redisKeyPrefix).toBe('staging:');
+  });
+
+  it.each(['a b', 'x'.repeat(101), 'key*'])('refuses %j, naming the variable', (value) => {
+    expect(() => loadSettings({ REDIS_KEY_PREFIX: value })).toThrow(/REDIS_KEY_PREFIX/);
+  });
+});

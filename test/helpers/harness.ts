@@ -87,7 +87,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     OVERLOAD_EVENT_LOOP_DELAY_MS: '0',
     PUBLIC_URL: port ? `http://127.0.0.1:${port}` : 'http://localhost:3999',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
-    ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl } : {}),
+    // Test files share one Redis, and their databases number keys and accounts from 1 alike.
+    ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}:` } : {}),
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TooManyKeysError } from '../../src/services/keys.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, type Harness, startHarness, testRedisUrl } from '../helpers/harness.js';
 import { csrfOf, InjectBrowser, password } from '../web/browser.js';
 
 let counter = 0;
@@ -98,6 +99,20 @@ describe('abuse limits (shared through Redis where TEST_REDIS_URL is set)', () =
     const good = await h.app.inject({ method: 'GET', url: '/api/v1/sites', remoteAddress: from, headers: { 'x-api-key': customer.key } });
     expect(good.statusCode).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: '/api/v1/sites', remoteAddress: address() })).statusCode).toBe(401);
+  });
+
+  it.skipIf(!testRedisUrl)('keeps its counts in Redis under REDIS_KEY_PREFIX (test files share one Redis)', async () => {
+    const from = address();
+    await h.app.inject({ method: 'GET', url: '/api/v1/sites', remoteAddress: from });
+    const redis = new Redis(testRedisUrl!);
+    try {
+      const prefix = h.settings.redisKeyPrefix;
+      expect(prefix).toMatch(/^test-[0-9a-f]{12}:$/);
+      expect(await redis.keys(`${prefix}anchorage:unauthenticated:*`)).not.toEqual([]);
+      expect(await redis.keys(`anchorage:unauthenticated:${from}`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('limits MCP requests without a valid token per address', async () => {
