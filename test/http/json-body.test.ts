@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { articleRow, expectUnchanged, getArticle, PROTECTED_BODY, revisionsOf, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
@@ -204,5 +205,29 @@ describe('large JSON request bodies over a socket', () => {
     expect(answer.status).toBe(413);
     expect(answer.body).toMatchObject({ error: 'payload_too_large' });
     await expectUnchanged(served, article, before);
+  });
+
+  it('cut short of their Content-Length (the client half-closes) are refused with 400 and change nothing', async () => {
+    const before = await snapshot(served, article);
+    const payload = Buffer.from(JSON.stringify({ body: `${largeBody}<p>cut short</p>` }));
+    const { port } = new URL(served.settings.publicUrl);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `PUT /api/v1/articles/${article.articleId} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${article.customer.key}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${payload.length * 2}\r\n\r\n`,
+        );
+        socket.end(payload);
+      });
+      const parts: Buffer[] = [];
+      socket.on('data', (part: Buffer) => parts.push(part));
+      socket.on('close', () => resolve(Buffer.concat(parts).toString()));
+      socket.on('error', reject);
+    });
+    // Node's HTTP parser sees the request end inside its body: the server's answer to a malformed request.
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"error":"invalid_json"');
+    await expectUnchanged(served, article, before);
+    expect((await getArticle(served, article.articleId, article.customer.key)).status).toBe(200);
   });
 });
