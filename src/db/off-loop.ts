@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { type CompiledQuery, type QueryResult, sql } from 'kysely';
+import { type CompiledQuery, type Expression, type Kysely, type QueryResult, type SqlBool, sql } from 'kysely';
 import { buffersOf, utf8InParts } from '../core/text-parts.js';
+import type { Database } from './schema.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
 
 /** Article bodies this large (bytes) are read and stored by the off-loop connection. */
@@ -13,6 +14,25 @@ export const offLoopBodyBytes = 1_000_000;
  * from its record header, not from the text's pages.
  */
 export const bodyReadOnLoop = sql<boolean>`octet_length(body) < ${sql.lit(offLoopBodyBytes)}`;
+
+/** A select of one row with a `body` column (an article, a revision). */
+interface BodyRowQuery<Row> {
+  where(condition: Expression<SqlBool>): BodyRowQuery<Row>;
+  executeTakeFirst(): Promise<Row | undefined>;
+}
+
+/**
+ * The row `query` selects: on SQLite read by the off-loop connection when its body is large
+ * (the event loop's connection reads only rows with `bodyReadOnLoop`), else by `db`.
+ */
+export async function rowWithBody<Row>(
+  db: Kysely<Database>,
+  offLoop: Kysely<Database> | undefined,
+  query: (db: Kysely<Database>) => BodyRowQuery<Row>,
+): Promise<Row | undefined> {
+  if (!offLoop) return query(db).executeTakeFirst();
+  return (await query(db).where(bodyReadOnLoop).executeTakeFirst()) ?? (await query(offLoop).executeTakeFirst());
+}
 
 /**
  * Parameters this long (characters) cross to the thread as UTF-8 in parts (`utf8InParts`), a

@@ -7,7 +7,7 @@ import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
-import { bodyReadOnLoop, offLoopBodyBytes } from '../db/off-loop.js';
+import { offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
@@ -152,12 +152,7 @@ export class ArticleWritesService {
   /** Restores an earlier revision from the UI, as a new revision of origin editor. */
   restore(actor: Actor, articleId: number, revisionId: number): Promise<WriteResult> {
     return this.write(actor, articleId, 'restoreRevision', revisionId, {}, `Restored revision ${revisionId}`, async (row) => {
-      const revision = await this.db
-        .selectFrom('revisions')
-        .selectAll()
-        .where('id', '=', revisionId)
-        .where('article_id', '=', row.id)
-        .executeTakeFirst();
+      const revision = await this.revisions.get(row.id, revisionId);
       if (!revision) throw new AppError('not_found', 'No such revision of this article.');
       return {
         title: revision.title,
@@ -299,11 +294,7 @@ export class ArticleWritesService {
    * forbidden for admin keys, which may read it.
    */
   private async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
-    const byId = (db: Kysely<Database>) => db.selectFrom('articles').selectAll().where('id', '=', articleId);
-    // On SQLite, a large body is read by the off-loop connection.
-    const row = this.offLoop
-      ? ((await byId(this.db).where(bodyReadOnLoop).executeTakeFirst()) ?? (await byId(this.offLoop).executeTakeFirst()))
-      : await byId(this.db).executeTakeFirst();
+    const row = await rowWithBody(this.db, this.offLoop, (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId));
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
+import { rowWithBody } from '../db/off-loop.js';
 import type { Database, RevisionRow } from '../db/schema.js';
 import { type Actor, credentialColumns } from './actor.js';
 
@@ -29,6 +30,8 @@ export class RevisionsService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    /** SQLite: the connection that reads large bodies off the event loop (`Db.offLoop`). */
+    private readonly offLoop?: Kysely<Database>,
   ) {}
 
   /** Records a revision in the change's transaction; returns its id. */
@@ -79,12 +82,9 @@ export class RevisionsService {
       .execute();
   }
 
-  async get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {
-    return this.db
-      .selectFrom('revisions')
-      .selectAll()
-      .where('article_id', '=', articleId)
-      .where('id', '=', revisionId)
-      .executeTakeFirst();
+  get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {
+    return rowWithBody(this.db, this.offLoop, (db) =>
+      db.selectFrom('revisions').selectAll().where('article_id', '=', articleId).where('id', '=', revisionId),
+    );
   }
 }

@@ -90,6 +90,9 @@ describe('large articles (SQLite: read and stored by the off-loop connection)', 
     const read = await getArticle(h, seeded.articleId, seeded.customer.key);
     expect(read.status === 200 && read.body.data.body === expected).toBe(true);
     expect((await getArticle(h, seeded.articleId, a.customer.key)).status).toBe(404);
+    // A large revision is read (for a restore, a diff) as exactly, and only under its own article.
+    expect((await h.services.revisions.get(seeded.articleId, revision.id))?.body === expected).toBe(true);
+    expect(await h.services.revisions.get(a.articleId, revision.id)).toBeUndefined();
     await h.services.activity.flush();
     const logged = await h.services.db.kysely
       .selectFrom('activity_log')
