@@ -10,8 +10,8 @@ import { runResult, type StatementRunner } from './sqlite-driver.js';
 export const offLoopBodyBytes = 1_000_000;
 
 /**
- * True for an article whose body the event loop's connection reads: SQLite reads a text's size
- * from its record header, not from the text's pages.
+ * True for a row (an article, a revision) whose body the event loop's connection reads: SQLite
+ * reads a text's size from its record header, not from the text's pages.
  */
 export const bodyReadOnLoop = sql<boolean>`octet_length(body) < ${sql.lit(offLoopBodyBytes)}`;
 
@@ -40,7 +40,6 @@ export async function rowWithBody<Row>(
  */
 const largeParameterChars = 64 * 1024;
 
-type Parameter = unknown;
 type Answer =
   | { id: number; rows: unknown[] }
   | { id: number; changes: number; lastInsertRowid: number | bigint }
@@ -69,7 +68,7 @@ export class OffLoopRunner implements StatementRunner {
 
   async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const transferList: ArrayBuffer[] = [];
-    const parameters: Parameter[] = [];
+    const parameters: unknown[] = [];
     for (const value of query.parameters) {
       if (typeof value === 'string' && value.length >= largeParameterChars) {
         const text = await utf8InParts(value);
@@ -95,7 +94,7 @@ export class OffLoopRunner implements StatementRunner {
     await worker?.terminate();
   }
 
-  private ask(message: { sql: string; parameters: Parameter[] }, transferList: ArrayBuffer[]): Promise<Answer> {
+  private ask(message: { sql: string; parameters: unknown[] }, transferList: ArrayBuffer[]): Promise<Answer> {
     const worker = (this.worker ??= this.started());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -142,6 +143,22 @@ describe('the off-loop SQLite connection', () => {
     const limit = async (kysely: typeof offLoop) => Object.values((await sql.raw('pragma journal_size_limit').execute(kysely)).rows[0] as object)[0];
     expect(await limit(db.kysely)).toBe(-1);
     expect(await limit(offLoop)).toBe(64 * 1024 * 1024);
+  });
+
+  it('fails the statements in flight when its thread dies, and starts a new thread for the next', async () => {
+    const { db } = await open();
+    await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0 });
+    try {
+      // A statement that runs a while, and the thread stopped under it (after the statement returns).
+      const slow = runner.run(CompiledQuery.raw('with recursive c(n) as (select 1 union all select n + 1 from c where n < 2000000) select count(*) from c'));
+      await sleep(50);
+      await (runner as unknown as { worker: Worker }).worker.terminate();
+      await expect(slow).rejects.toThrow(/off-loop SQLite thread stopped/);
+      expect((await runner.run(CompiledQuery.raw('select x from t'))).rows).toEqual([{ x: 'a' }]);
+    } finally {
+      await runner.close();
+    }
   });
 
   it('starts its thread again after it stopped', async () => {
