@@ -7,6 +7,7 @@ import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import type { Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -67,6 +68,17 @@ export function parseJson({ bytes }: JsonTask): JsonOutcome {
   } catch {
     return { ok: false };
   }
+}
+
+export interface DiffTask {
+  before: string | Utf8Text;
+  after: string | Utf8Text;
+  timeoutMs: number;
+}
+
+/** Two revisions' bodies compared line by line (`lineDiff`); `null` when it took past `timeoutMs`. */
+export function diffRevisions({ before, after, timeoutMs }: DiffTask): LineDiff | null {
+  return lineDiff(text(before), text(after), { timeoutMs }) ?? null;
 }
 
 export interface PdfTask {

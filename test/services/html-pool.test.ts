@@ -55,6 +55,24 @@ describe('HtmlPool', () => {
     expect(getPriority()).toBe(0);
   });
 
+  it('compares revisions inline when small and quick, in a thread otherwise, and gives up past its time limit', async () => {
+    const paragraphs = (count: number, word: string) => Array.from({ length: count }, (_, i) => `<p>${word} ${i}</p>`).join('');
+    const inlineFirst = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 32_768, perAccount: 100, timeoutMs: 60_000 });
+    const quick = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 20 });
+    try {
+      expect(await inlineFirst.lineDiff(1, PLAIN_BODY, PLAIN_BODY.replace('Alpha', 'Omega'))).toMatchObject({ added: 1, removed: 1 });
+      expect(inlineFirst.running).toBe(0);
+      // Small, but past the inline time: a thread finishes it.
+      expect(await inlineFirst.lineDiff(1, paragraphs(1_500, 'old'), paragraphs(1_500, 'new'))).toMatchObject({ added: 1_500, removed: 1_500 });
+      // A million characters and more: the large lane, as UTF-8.
+      const large = `${paragraphs(1, 'é😀')}${'<p>x</p>'.repeat(130_000)}`;
+      expect(await inlineFirst.lineDiff(1, large, large.replace('é😀', 'e'))).toMatchObject({ added: 1, removed: 1, notShown: 0 });
+      expect(await quick.lineDiff(1, paragraphs(4_000, 'old'), paragraphs(4_000, 'new'))).toBeUndefined();
+    } finally {
+      await Promise.all([inlineFirst.close(), quick.close()]);
+    }
+  });
+
   it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok', async () => {
     const bytes = (text: string) => new Uint8Array(Buffer.from(text));
     expect(await pool.parseJson(bytes('{"body":"<p>ü 😀</p>","n":[1,2]}'))).toEqual({ ok: true, value: { body: '<p>ü 😀</p>', n: [1, 2] } });

@@ -1,6 +1,6 @@
-import { diffLines } from 'diff';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../core/errors.js';
+import type { DiffLine, LineDiff } from '../../core/line-diff.js';
 import type { ArticleRow, RevisionRow } from '../../db/schema.js';
 import type { RevisionSummary } from '../../services/revisions.js';
 import { badge, csrfField, notice, protectedLinkList, tableWrap, timestamp } from '../components.js';
@@ -39,48 +39,9 @@ function who(revision: RevisionSummary): SafeHtml {
   return html`${parts.map((part, i) => html`${i > 0 ? html`<br>` : ''}${part}`)}`;
 }
 
-/** Block-level tags end a line, so a body stored on one line still diffs paragraph by paragraph. */
-function diffableLines(body: string): string {
-  return body.replace(/(<\/(?:p|h[1-6]|li|ul|ol|blockquote|pre|table|thead|tbody|tr|figure|figcaption)>|<br\s*\/?>|<hr\s*\/?>)(?!\n)/gi, '$1\n');
-}
-
-interface DiffLine {
-  kind: 'same' | 'added' | 'removed' | 'skipped';
-  text: string;
-}
-
-/** A line diff with 3 lines of context around each change; long unchanged runs are folded. */
-export function lineDiff(before: string, after: string, context = 3): { lines: DiffLine[]; added: number; removed: number } {
-  const lines: DiffLine[] = [];
-  let added = 0;
-  let removed = 0;
-  const parts = diffLines(diffableLines(before), diffableLines(after));
-  parts.forEach((part, index) => {
-    const text = part.value.endsWith('\n') ? part.value.slice(0, -1) : part.value;
-    const partLines = text.split('\n');
-    if (part.added) {
-      added += partLines.length;
-      lines.push(...partLines.map((line) => ({ kind: 'added' as const, text: line })));
-    } else if (part.removed) {
-      removed += partLines.length;
-      lines.push(...partLines.map((line) => ({ kind: 'removed' as const, text: line })));
-    } else {
-      const keepHead = index === 0 ? 0 : context;
-      const keepTail = index === parts.length - 1 ? 0 : context;
-      if (partLines.length > keepHead + keepTail + 1) {
-        lines.push(...partLines.slice(0, keepHead).map((line) => ({ kind: 'same' as const, text: line })));
-        lines.push({ kind: 'skipped', text: `${partLines.length - keepHead - keepTail} unchanged lines` });
-        lines.push(...partLines.slice(partLines.length - keepTail).map((line) => ({ kind: 'same' as const, text: line })));
-      } else {
-        lines.push(...partLines.map((line) => ({ kind: 'same' as const, text: line })));
-      }
-    }
-  });
-  return { lines, added, removed };
-}
-
-function renderDiff(lines: DiffLine[]): SafeHtml {
-  return html`<div class="diff" role="region" aria-label="Differences in the body" tabindex="0">${lines.map((line) => {
+function renderDiff({ lines, notShown }: LineDiff): SafeHtml {
+  const rest = notShown > 0 ? html`<span class="diff-line diff-skip">… ${notShown} more lines not shown …</span>` : '';
+  return html`<div class="diff" role="region" aria-label="Differences in the body" tabindex="0">${lines.map((line: DiffLine) => {
     switch (line.kind) {
       case 'added':
         return html`<ins class="diff-line"><span class="diff-sign" aria-hidden="true">+</span><span class="visually-hidden">Added: </span>${line.text}</ins>`;
@@ -91,16 +52,28 @@ function renderDiff(lines: DiffLine[]): SafeHtml {
       default:
         return html`<span class="diff-line"><span class="diff-sign" aria-hidden="true"> </span>${line.text}</span>`;
     }
-  })}</div>`;
+  })}${rest}</div>`;
+}
+
+/** Two revisions and their bodies' diff (none when it took too long, or they are the same revision). */
+type Compared = [RevisionRow, RevisionRow, LineDiff | undefined];
+
+/** The body's part of a comparison: counts and lines, or why there are none. */
+function bodyDiff(body: LineDiff | undefined): SafeHtml {
+  if (!body) {
+    return html`<h3>Body</h3>
+<p class="muted">These two bodies differ in too many places to compare line by line in reasonable time. Compare revisions closer to each other.</p>`;
+  }
+  return html`<h3>Body <span class="muted thin small"><span class="diff-count-added">+${body.added}</span> <span class="diff-count-removed">−${body.removed}</span> lines</span></h3>
+${body.added === 0 && body.removed === 0 ? html`<p class="muted">The bodies are identical.</p>` : renderDiff(body)}`;
 }
 
 /** Title, meta description and image compared side by side; the body as a line diff. */
-function comparison(a: RevisionRow, b: RevisionRow, numberOf: (r: RevisionRow) => number): SafeHtml {
+function comparison(a: RevisionRow, b: RevisionRow, body: LineDiff | undefined, numberOf: (r: RevisionRow) => number): SafeHtml {
   const field = (label: string, before: string | null, after: string | null) =>
     before === after
       ? html`<tr><th scope="row">${label}</th><td colspan="2" class="muted">unchanged: ${after ?? '—'}</td></tr>`
       : html`<tr class="changed"><th scope="row">${label}</th><td><del>${before ?? '—'}</del></td><td><ins>${after ?? '—'}</ins></td></tr>`;
-  const body = lineDiff(a.body, b.body);
   return html`<div class="table-wrap"><table class="fields-diff">
 <caption class="visually-hidden">Fields of revision ${numberOf(a)} and revision ${numberOf(b)}</caption>
 <thead><tr><th scope="col">Field</th><th scope="col">A · revision ${numberOf(a)}</th><th scope="col">B · revision ${numberOf(b)}</th></tr></thead>
@@ -109,16 +82,15 @@ ${field('Title', a.title, b.title)}
 ${field('Meta description', a.meta_description, b.meta_description)}
 ${field('Featured image', a.featured_image_url, b.featured_image_url)}
 </tbody></table></div>
-<h3>Body <span class="muted thin small"><span class="diff-count-added">+${body.added}</span> <span class="diff-count-removed">−${body.removed}</span> lines</span></h3>
-${body.added === 0 && body.removed === 0 ? html`<p class="muted">The bodies are identical.</p>` : renderDiff(body.lines)}`;
+${bodyDiff(body)}`;
 }
 
-function diffSection(a: RevisionRow, b: RevisionRow, numbers: Map<number, number>): SafeHtml {
+function diffSection([a, b, body]: Compared, numbers: Map<number, number>): SafeHtml {
   const when = (r: RevisionRow) => r.created_at.slice(0, 16).replace('T', ' ');
   const numberOf = (r: RevisionRow) => numbers.get(r.id)!;
   return html`<section class="card" aria-labelledby="diff-h" id="diff">
   <h2 id="diff-h">Revision ${numberOf(a)} <span class="muted thin">(A, ${when(a)})</span> compared with revision ${numberOf(b)} <span class="muted thin">(B, ${when(b)})</span></h2>
-  ${a.id === b.id ? html`<p class="muted">You chose the same revision twice; pick two different ones.</p>` : comparison(a, b, numberOf)}
+  ${a.id === b.id ? html`<p class="muted">You chose the same revision twice; pick two different ones.</p>` : comparison(a, b, body, numberOf)}
 </section>`;
 }
 
@@ -161,7 +133,14 @@ export async function revisionPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
 
   /** The page; the message may name revisions by their numbers, known once the list is read. */
-  async function view(ui: UiContext, article: ArticleRow, extra: { message?: (name: RevisionName) => SafeHtml; compare?: [RevisionRow, RevisionRow] }) {
+  /** Two revisions with their bodies' diff, computed off the event loop unless they are small. */
+  const compared = async (ui: UiContext, a: RevisionRow, b: RevisionRow): Promise<Compared> => [
+    a,
+    b,
+    a.id === b.id ? undefined : await services.htmlPool.lineDiff(ui.actor.accountId, a.body, b.body),
+  ];
+
+  async function view(ui: UiContext, article: ArticleRow, extra: { message?: (name: RevisionName) => SafeHtml; compare?: Compared }) {
     const site = await services.sites.visible(ui.actor, article.site_id);
     const revisions = await services.revisions.list(article.id);
     const numbers = revisionNumbers(revisions);
@@ -185,7 +164,7 @@ ${where.banner}
   <div class="actions"><a class="button" href="/app/articles/${article.id}">Back to the article</a></div>
 </div>
 ${extra.message?.(name) ?? ''}
-${extra.compare ? diffSection(extra.compare[0], extra.compare[1], numbers) : ''}
+${extra.compare ? diffSection(extra.compare, numbers) : ''}
 <section class="card" aria-labelledby="list-h">
   <h2 id="list-h">All revisions <span class="count">${revisions.length}</span></h2>
   ${revisionTable(ui, article, revisions, a, b, canEdit)}
@@ -219,7 +198,7 @@ ${extra.compare ? diffSection(extra.compare[0], extra.compare[1], numbers) : ''}
     const bId = idParam(bText, 'revision');
     const [a, b] = await Promise.all([services.revisions.get(article.id, aId), services.revisions.get(article.id, bId)]);
     if (!a || !b) throw new AppError('not_found', 'No such revision of this article.');
-    return sendPage(reply, ui, await view(ui, article, { compare: [a, b] }));
+    return sendPage(reply, ui, await view(ui, article, { compare: await compared(ui, a, b) }));
   });
 
   app.post<{ Params: { id: string; revision: string } }>('/app/articles/:id/revisions/:revision/restore', async (request, reply) => {
@@ -254,7 +233,7 @@ ${protectedLinkList(error.details.protected_links ?? [])}
         services.revisions.get(articleId, revisionId),
         currentId ? services.revisions.get(articleId, currentId) : undefined,
       ]);
-      return sendPage(reply, ui, await view(ui, article, { message, compare: a && b ? [a, b] : undefined }), error.status);
+      return sendPage(reply, ui, await view(ui, article, { message, compare: a && b ? await compared(ui, a, b) : undefined }), error.status);
     }
   });
 }
