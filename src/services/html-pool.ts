@@ -14,7 +14,7 @@ import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { buffersOf, utf8InParts } from '../core/text-parts.js';
-import type { DiffTask, HtmlOutcome, HtmlTask, JsonOutcome, JsonTask, PdfTask, PoolWorkerData } from './html-worker.js';
+import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
@@ -59,7 +59,7 @@ export const poolThreadNice = 10;
 interface WorkerTasks {
   default: [HtmlTask, HtmlOutcome];
   diffRevisions: [DiffTask, LineDiff | null];
-  parseJson: [JsonTask, JsonOutcome];
+  parseBody: [BodyTask, BodyOutcome];
   renderPdf: [PdfTask, Uint8Array];
 }
 
@@ -191,11 +191,11 @@ export class HtmlPool {
   }
 
   /**
-   * A large JSON request body, parsed by a pool thread (`parseJson` in html-worker.ts): a 5 MB
-   * body took 30–45 ms to decode and parse on the event loop. Its bytes count against the queue
-   * bound while it waits and runs.
+   * A large request body, parsed by a pool thread (`parseBody` in html-worker.ts): decoding and
+   * parsing a 5 MB JSON body took 30–45 ms on the event loop, a 5 MB form (8.8 MB encoded)
+   * 280–440 ms. Its bytes count against the queue bound while it waits and runs.
    */
-  async parseJson(bytes: Uint8Array): Promise<JsonOutcome> {
+  async parseBody(bytes: Uint8Array, kind: BodyTask['kind']): Promise<BodyOutcome> {
     // Read before the buffer is handed over: a transferred buffer has no length left here.
     const size = bytes.length;
     if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
@@ -206,7 +206,7 @@ export class HtmlPool {
       // A buffer of the request's own goes to the thread as it is (transferred); a view into a
       // larger one is copied.
       const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-      return await runTask(this.started(), 'parseJson', { bytes }, owned ? { transferList: [bytes.buffer as ArrayBuffer] } : {});
+      return await runTask(this.started(), 'parseBody', { bytes, kind }, owned ? { transferList: [bytes.buffer as ArrayBuffer] } : {});
     } finally {
       this.queuedChars -= size;
     }

@@ -1,12 +1,13 @@
 /**
  * The worker-thread entries of the HTML pool (`html-pool.ts`): the default computes one next
  * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
- * in the queue; `parseJson` parses a large request body; `renderPdf` draws a monthly report.
+ * in the queue; `parseBody` parses a large request body (JSON or a form); `renderPdf` draws a monthly report.
  */
 import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import type { Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
@@ -54,15 +55,21 @@ const text = (value: string | Utf8Text): string => (typeof value === 'string' ? 
 /** UTF-8 bytes as a string, read in place. */
 const decoded = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
-export interface JsonTask {
+export interface BodyTask {
   /** The request body's bytes (UTF-8). */
   bytes: Uint8Array;
+  kind: 'json' | 'form';
 }
 
-export type JsonOutcome = { ok: true; value: unknown } | { ok: false };
+export type BodyOutcome = { ok: true; value: unknown } | { ok: false };
 
-/** A JSON request body, parsed as Fastify's default parser does: `__proto__` and `constructor.prototype` keys refused. */
-export function parseJson({ bytes }: JsonTask): JsonOutcome {
+/**
+ * A large request body, parsed as the service's parsers parse small ones: JSON as Fastify's
+ * default parser does (`__proto__` and `constructor.prototype` keys refused), a form by
+ * `parseForm`.
+ */
+export function parseBody({ bytes, kind }: BodyTask): BodyOutcome {
+  if (kind === 'form') return { ok: true, value: parseForm(decoded(bytes)) };
   try {
     return { ok: true, value: secureJson.parse(decoded(bytes), { protoAction: 'error', constructorAction: 'error' }) };
   } catch {

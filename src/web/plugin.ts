@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -17,6 +16,7 @@ import { signInRoutes } from './sign-in.js';
 import { signUpRoutes } from './sign-up.js';
 import { connectionsRoutes } from './connections.js';
 import { reportShareRoutes } from './pages/report-share.js';
+import { formBodyParser } from '../http/json-body.js';
 
 /** Strict CSP for every UI page: our own scripts and styles only, no inline script, no framing. */
 export const uiContentSecurityPolicy = {
@@ -64,7 +64,7 @@ export async function webPlugin(app: FastifyInstance, options: { services: Servi
     route.schema = { ...route.schema, hide: true };
   });
   app.decorateRequest('ui', null);
-  await app.register(formbody);
+  formBodyParser(app, options.services.htmlPool);
   await app.register(helmet, { contentSecurityPolicy: uiContentSecurityPolicy });
   await app.register(fastifyStatic, {
     root: assetsDir,

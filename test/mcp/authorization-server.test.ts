@@ -89,6 +89,24 @@ describe('metadata', () => {
 });
 
 describe('dynamic client registration', () => {
+  it('answers a 5 MB form at the token endpoint with an OAuth error, parsed without holding the event loop', async () => {
+    const form = new URLSearchParams({ grant_type: 'authorization_code', code: '<x>&'.repeat(450_000) }).toString();
+    let longest = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      longest = Math.max(longest, performance.now() - last);
+      last = performance.now();
+    }, 5);
+    const response = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form }).finally(
+      () => clearInterval(ticker),
+    );
+    expect(form.length).toBeGreaterThan(4_000_000);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: expect.stringMatching(/^invalid_/) });
+    // Parsed on the event loop, such a form held it for 150–440 ms.
+    expect(longest).toBeLessThan(150);
+  });
+
   it('registers a public client, and the same metadata again gets the same client', async () => {
     const metadata = {
       client_name: 'Claude',

@@ -75,9 +75,9 @@ describe('HtmlPool', () => {
 
   it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok', async () => {
     const bytes = (text: string) => new Uint8Array(Buffer.from(text));
-    expect(await pool.parseJson(bytes('{"body":"<p>ü 😀</p>","n":[1,2]}'))).toEqual({ ok: true, value: { body: '<p>ü 😀</p>', n: [1, 2] } });
+    expect(await pool.parseBody(bytes('{"body":"<p>ü 😀</p>","n":[1,2]}'), 'json')).toEqual({ ok: true, value: { body: '<p>ü 😀</p>', n: [1, 2] } });
     for (const poisoned of ['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"body":', '']) {
-      expect(await pool.parseJson(bytes(poisoned))).toEqual({ ok: false });
+      expect(await pool.parseBody(bytes(poisoned), 'json')).toEqual({ ok: false });
     }
   });
 
@@ -85,7 +85,7 @@ describe('HtmlPool', () => {
     const bounded = new HtmlPool({ threads: 1, maxQueuedChars: 1, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
       const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: 'x'.repeat(100_000) })));
-      const results = await Promise.allSettled([bounded.parseJson(bytes), bounded.parseJson(bytes)]);
+      const results = await Promise.allSettled([bounded.parseBody(bytes, 'json'), bounded.parseBody(bytes, 'json')]);
       expect(results[0]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
       expect((results[1] as PromiseRejectedResult).reason.toBody()).toMatchObject({ error: 'rate_limited' });
     } finally {
@@ -170,12 +170,12 @@ describe('HtmlPool', () => {
       for (const n of [1, 2]) {
         // A buffer of its own, as a request body is: it is transferred to the thread.
         const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: `${n}`.repeat(100_000) })));
-        expect(await bounded.parseJson(bytes)).toMatchObject({ ok: true, value: { body: `${n}`.repeat(100_000) } });
+        expect(await bounded.parseBody(bytes, 'json')).toMatchObject({ ok: true, value: { body: `${n}`.repeat(100_000) } });
       }
       // A view into a larger buffer is copied, not transferred: the buffer stays whole here.
       const shared = Buffer.from(`[padding]${JSON.stringify({ body: 'view' })}`);
       const view = shared.subarray('[padding]'.length);
-      expect(await bounded.parseJson(view)).toEqual({ ok: true, value: { body: 'view' } });
+      expect(await bounded.parseBody(view, 'json')).toEqual({ ok: true, value: { body: 'view' } });
       expect(shared.toString()).toBe('[padding]{"body":"view"}');
     } finally {
       await bounded.close();

@@ -275,6 +275,24 @@ describe('UI pages', () => {
     expect(await h.services.revisions.list(articleId)).toHaveLength(2);
   });
 
+  it('saves a large form (parsed by a pool thread) exactly as a small one', async () => {
+    const articleId = site.articleIds[3]!;
+    const page = await browser.get(`/app/articles/${articleId}`);
+    const current = (await apiGet(h.app, `/api/v1/articles/${articleId}`, alice.key)).body.data.body as string;
+    const added = '<p>Ünïcode &amp; “quotes” — 😀 and a plus + sign.</p>'.repeat(2_000);
+    const response = await browser.post(`/app/articles/${articleId}`, {
+      _csrf: csrfOf(page.body),
+      etag: etagOf(page.body),
+      title: 'Large form',
+      meta_description: 'Meta',
+      body: `${current}${added}`,
+    });
+    expect(response.statusCode).toBe(303);
+    const saved = (await apiGet(h.app, `/api/v1/articles/${articleId}`, alice.key)).body.data;
+    expect(saved.title).toBe('Large form');
+    expect(saved.body).toBe(`${current}${added}`);
+  });
+
   it('reports what the sanitiser removed, and refuses a stale form', async () => {
     const articleId = site.articleIds[0]!;
     const page = await browser.get(`/app/articles/${articleId}`);

@@ -1,4 +1,3 @@
-import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
@@ -10,6 +9,7 @@ import { page } from '../../web/layout.js';
 import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from '../../web/session.js';
 import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
 import { param } from './params.js';
+import { formBodyParser } from '../../http/json-body.js';
 
 /** A checked authorization request: everything the code will be bound to. */
 interface AuthorizationRequest {
@@ -201,7 +201,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   const { services, settings } = options;
   const urls = oauthUrlsOf(settings);
   const secure = settings.publicUrl.startsWith('https://');
-  await app.register(formbody);
+  formBodyParser(app, services.htmlPool);
 
   /** A failed check: our own 400 page naming the OAuth error, never a redirect. */
   const refuse = (reply: FastifyReply, error: unknown) => {

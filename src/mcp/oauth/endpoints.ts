@@ -1,10 +1,10 @@
-import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
 import type { Services } from '../../services/index.js';
 import { OAuthProblem, type TokenSet } from '../../services/oauth/index.js';
 import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
 import { param } from './params.js';
+import { formBodyParser } from '../../http/json-body.js';
 
 /** The resource a token request names, checked (RFC 8707); undefined when it names none. */
 function requestedResource(urls: OAuthUrls, body: unknown): string | undefined {
@@ -28,7 +28,7 @@ function required(body: unknown, name: string): string {
 export async function oauthEndpoints(app: FastifyInstance, options: { services: Services; settings: Settings }) {
   const { services } = options;
   const urls = oauthUrlsOf(options.settings);
-  await app.register(formbody);
+  formBodyParser(app, services.htmlPool);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof OAuthProblem) return reply.code(error.status).send(error.toBody());
