@@ -5,7 +5,7 @@ import { articleETag, type ArticleWithBody, toArticleWithBody } from '../../serv
 import type { WriteResult } from '../../services/article-writes.js';
 import { badge, csrfField, day, externalLink, notice, protectedLinkList } from '../components.js';
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
-import { html, type SafeHtml } from '../html.js';
+import { escapedInParts, html, type SafeHtml } from '../html.js';
 import { featuredImage, previewBody } from '../images.js';
 import { sendPage } from '../respond.js';
 import { accountContext } from './report.js';
@@ -78,7 +78,7 @@ function facts(article: ArticleWithBody): SafeHtml {
 }
 
 /** The editor: title, meta description and HTML body, with the protected links locked. */
-function editor(ui: UiContext, article: ArticleWithBody, values: EditorValues, canEdit: boolean): SafeHtml {
+function editor(ui: UiContext, article: ArticleWithBody, values: EditorValues, body: SafeHtml, canEdit: boolean): SafeHtml {
   const links = JSON.stringify(article.protected_links);
   return html`<section class="card editor" aria-labelledby="editor-h" id="edit">
   <h2 id="editor-h">Edit the article</h2>
@@ -100,7 +100,7 @@ function editor(ui: UiContext, article: ArticleWithBody, values: EditorValues, c
       <p class="hint" id="body-hint"><span class="lock" aria-hidden="true"></span> Protected links are locked: keep every <code>&lt;a … data-service-protected&gt;</code> link exactly as it is. You may move it, but not change its address, text or attributes.</p>
       <div class="guard-status" id="guard-status" role="status" aria-live="polite" hidden></div>
       <textarea id="body" name="body" rows="22" class="code" spellcheck="false" aria-describedby="body-hint" data-protected-links="${links}">
-${values.body}</textarea>
+${body}</textarea>
       <label for="reason">Reason for the change <span class="muted small">(optional, shown in the revisions)</span></label>
       <input id="reason" name="reason" type="text" value="${values.reason}" maxlength="${limits.reason}" placeholder="e.g. Updated opening hours">
       <div class="form-actions">
@@ -175,7 +175,7 @@ ${extra.message ?? ''}
     }
   </aside>
 </div>
-${editor(ui, article, values, canEdit)}`,
+${editor(ui, article, values, await escapedInParts(values.body), canEdit)}`,
   };
 }
 
