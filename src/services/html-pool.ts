@@ -114,10 +114,7 @@ export class HtmlPool {
     // Handing the text to a worker copies it: not in the same turn as reading it. The bounds are
     // checked after this turn, in the same one that counts the task.
     await nextTurn();
-    // One task may always wait, so a body larger than the bound is slow, not refused forever.
-    if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
-      throw busy('The server is busy with large edits; retry in a moment. Nothing was saved.');
-    }
+    this.refuseOverQueue(size, 'The server is busy with large edits; retry in a moment. Nothing was saved.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
       const outcome = await (size < largeTaskChars
@@ -142,9 +139,7 @@ export class HtmlPool {
       if (inline) return inline;
     }
     await nextTurn();
-    if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
-      throw busy('The server is busy with large edits; retry in a moment.');
-    }
+    this.refuseOverQueue(size, 'The server is busy with large edits; retry in a moment.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} comparisons or large edits in progress; retry when one has finished.`);
     this.queuedChars += size;
     try {
@@ -176,6 +171,14 @@ export class HtmlPool {
   }
 
   /**
+   * Refuses with `refusal` (429) a task of `size` that would take the queue past its bound. One
+   * task may always wait, so a text larger than the bound is slow, not refused forever.
+   */
+  private refuseOverQueue(size: number, refusal: string): void {
+    if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) throw busy(refusal);
+  }
+
+  /**
    * Counts a task of `accountId` in flight (edits and reports share the bound), or refuses it with
    * `refusal` past the account's bound; returns the release.
    */
@@ -198,9 +201,7 @@ export class HtmlPool {
   async parseBody(bytes: Uint8Array, kind: BodyTask['kind']): Promise<BodyOutcome> {
     // Read before the buffer is handed over: a transferred buffer has no length left here.
     const size = bytes.length;
-    if (this.queuedChars > 0 && this.queuedChars + size > this.settings.maxQueuedChars) {
-      throw busy('The server is busy with large requests; retry in a moment. Nothing was saved.');
-    }
+    this.refuseOverQueue(size, 'The server is busy with large requests; retry in a moment. Nothing was saved.');
     this.queuedChars += size;
     try {
       // A buffer of the request's own goes to the thread as it is (transferred); a view into a

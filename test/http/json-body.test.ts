@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { longestStallDuring } from '../helpers/loop-watch.js';
 import { decodeEntities, InjectBrowser } from '../web/browser.js';
 import { articleRow, expectUnchanged, getArticle, PROTECTED_BODY, revisionsOf, type SeededArticle, seedArticle, send, snapshot } from '../helpers/write-fixtures.js';
 
@@ -224,13 +225,7 @@ describe('large JSON request bodies over a socket', () => {
     const cookie = `anchorage_session=${browser.cookie}`;
     // Timed: the page fetched by another process (the client's own work would hold this event loop).
     const fetcher = `const r = await fetch(process.argv[1], { headers: { cookie: process.argv[2] } }); process.stdout.write(r.status + ' ' + (await r.arrayBuffer()).byteLength);`;
-    let longest = 0;
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      longest = Math.max(longest, performance.now() - last);
-      last = performance.now();
-    }, 2);
-    const timed = await run(process.execPath, ['--input-type=module', '-e', fetcher, url, cookie]).finally(() => clearInterval(ticker));
+    const { result: timed, longest } = await longestStallDuring(() => run(process.execPath, ['--input-type=module', '-e', fetcher, url, cookie]));
     // Read again here, untimed, for its content.
     const response = await fetch(url, { headers: { cookie } });
     const page = await response.text();

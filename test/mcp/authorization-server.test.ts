@@ -9,6 +9,7 @@ import {
   requestsWrite,
 } from '../../src/services/oauth/index.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { longestStallDuring } from '../helpers/loop-watch.js';
 import {
   authorizationUrl,
   authorizeInBrowser,
@@ -91,14 +92,8 @@ describe('metadata', () => {
 describe('dynamic client registration', () => {
   it('answers a 5 MB form at the token endpoint with an OAuth error, parsed without holding the event loop', async () => {
     const form = new URLSearchParams({ grant_type: 'authorization_code', code: '<x>&'.repeat(450_000) }).toString();
-    let longest = 0;
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      longest = Math.max(longest, performance.now() - last);
-      last = performance.now();
-    }, 5);
-    const response = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form }).finally(
-      () => clearInterval(ticker),
+    const { result: response, longest } = await longestStallDuring(() =>
+      fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form }),
     );
     expect(form.length).toBeGreaterThan(4_000_000);
     expect(response.status).toBe(400);

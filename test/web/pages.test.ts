@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { longestStallDuring } from '../helpers/loop-watch.js';
 import { csrfOf, decodeEntities, etagOf, InjectBrowser, pipelineRewrite } from './browser.js';
 
 const protectedLink = '<a href="https://partner.example/guide" data-service-protected="backlink">partner guide</a>';
@@ -344,13 +345,7 @@ describe('UI pages', () => {
     const first = await pipelineRewrite(h.services, articleId, paragraphs('old'));
     const second = await pipelineRewrite(h.services, articleId, paragraphs('new'));
     // On the event loop this diff held it for seconds; a timer keeps ticking now.
-    let longest = 0;
-    let last = performance.now();
-    const ticker = setInterval(() => {
-      longest = Math.max(longest, performance.now() - last);
-      last = performance.now();
-    }, 5);
-    const response = await browser.get(`/app/articles/${articleId}/revisions/diff?a=${first}&b=${second}`).finally(() => clearInterval(ticker));
+    const { result: response, longest } = await longestStallDuring(() => browser.get(`/app/articles/${articleId}/revisions/diff?a=${first}&b=${second}`));
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain('+3000</span>');
     expect(response.body).toContain('−3000</span>');
