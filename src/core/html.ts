@@ -88,9 +88,23 @@ interface ElementSeen {
   kept: Readonly<Record<string, string>>;
 }
 
+/** Adds to `removed` what the sanitiser dropped of `element` (the element, or some attributes). */
+function noteRemovals({ tag, attributes, kept }: ElementSeen, removed: Set<string>): void {
+  if (!ALLOWED_TAGS.has(tag)) {
+    removed.add(`<${tag}> element`);
+    return;
+  }
+  // sanitize-html leaves the attribute object of a tag without allowed attributes untouched.
+  const allowed = ALLOWED_ATTRIBUTES.get(tag) ?? [];
+  for (const [name, value] of Object.entries(attributes)) {
+    if (!allowed.includes(name) || !Object.hasOwn(kept, name)) removed.add(describeAttributeRemoval(tag, name, value));
+  }
+}
+
 interface CleanPass {
   html: string;
-  elements: ElementSeen[];
+  /** What the sanitiser dropped of the elements it met, once per kind, in document order. */
+  removedOfElements: Set<string>;
   droppedElement: boolean;
   nestedLinks: boolean;
   /** Bidi or formatting controls were removed (see `withoutFormattingControls`). */
@@ -103,7 +117,15 @@ interface CleanPass {
  * Throws `validation_failed` when the input nests deeper than `MAX_NESTING_DEPTH`.
  */
 function cleanPass(html: string): CleanPass {
-  const elements: ElementSeen[] = [];
+  const removedOfElements = new Set<string>();
+  let droppedElement = false;
+  // sanitize-html filters an element's attributes right after `transformTags`, before the next
+  // parser event: the element is noted then, so a 5 MB body's elements are not all held at once.
+  let seen: ElementSeen | undefined;
+  const noteSeen = () => {
+    if (seen !== undefined) noteRemovals(seen, removedOfElements);
+    seen = undefined;
+  };
   let depth = 0;
   // One entry per open <a>: whether another <a> opened inside it.
   const openLinks: boolean[] = [];
@@ -117,7 +139,8 @@ function cleanPass(html: string): CleanPass {
     ...SANITIZE_OPTIONS,
     transformTags: {
       '*': (tagName, attribs) => {
-        elements.push({ tag: tagName, attributes: { ...attribs }, kept: attribs });
+        seen = { tag: tagName, attributes: { ...attribs }, kept: attribs };
+        if (!ALLOWED_TAGS.has(tagName)) droppedElement = true;
         // Before the URL scheme check reads them: `java\u202Escript:` must not pass as relative.
         for (const [name, value] of Object.entries(attribs)) {
           if (!hasFormattingControls(value)) continue;
@@ -133,6 +156,7 @@ function cleanPass(html: string): CleanPass {
     },
     // Both hooks see every parser event, dropped content included: the parser's own depth.
     onOpenTag: (name) => {
+      noteSeen();
       depth += 1;
       if (depth > MAX_NESTING_DEPTH) throw tooDeep();
       if (name === 'a') {
@@ -155,8 +179,8 @@ function cleanPass(html: string): CleanPass {
       return 'excludeTag';
     },
   });
-  const droppedElement = nestedLinks || linkOpenedInLink || elements.some(({ tag }) => !ALLOWED_TAGS.has(tag));
-  return { html: clean, elements, droppedElement, nestedLinks, formattingControls };
+  noteSeen();
+  return { html: clean, removedOfElements, droppedElement: droppedElement || nestedLinks || linkOpenedInLink, nestedLinks, formattingControls };
 }
 
 /**
@@ -194,18 +218,7 @@ function describeAttributeRemoval(tag: string, name: string, value: string): str
 }
 
 function describeRemovals(pass: CleanPass, input: string): Set<string> {
-  const removed = new Set<string>();
-  for (const { tag, attributes, kept } of pass.elements) {
-    if (!ALLOWED_TAGS.has(tag)) {
-      removed.add(`<${tag}> element`);
-      continue;
-    }
-    // sanitize-html leaves the attribute object of a tag without allowed attributes untouched.
-    const allowed = ALLOWED_ATTRIBUTES.get(tag) ?? [];
-    for (const [name, value] of Object.entries(attributes)) {
-      if (!allowed.includes(name) || !Object.hasOwn(kept, name)) removed.add(describeAttributeRemoval(tag, name, value));
-    }
-  }
+  const removed = new Set(pass.removedOfElements);
   if (pass.nestedLinks) removed.add('<a> element around another link');
   if (pass.formattingControls) removed.add('bidi and formatting control characters (U+202A–U+202E, U+2066–U+206F)');
   const neverClosed = new Map<string, { at: number; times: number }>();
