@@ -1,29 +1,29 @@
 import { stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 
 /**
  * A checkpoint copies SQLite's write-ahead log into the database file. By default the commit
  * that takes the log past 1,000 pages runs it, on the event loop: the commit of a 5 MB article
  * (its revision and its row, 10 MB of pages) then spent 50–65 ms copying them. The service's
- * connection turns that off, and a thread of its own, with a connection of its own, runs the
- * checkpoints instead, in PASSIVE mode, which never blocks a reader or the writer.
+ * connection turns that off, and the off-loop connection (off-loop.ts) runs the checkpoints
+ * instead, in its thread, between its statements, in PASSIVE mode, which never blocks a reader or
+ * the writer. (A thread with a connection of its own for them cost another V8 heap and page
+ * cache, 7–10 MB.)
  *
- * The thread starts the first time the log passes `startAtBytes`, so a small database (a test, a
- * demo) never starts it. If the thread fails, the connection checkpoints in its commits again.
+ * The first checkpoint runs when the log passes `startAtBytes`, so a small database (a test, a
+ * demo) never asks for one. If one fails, the connection checkpoints in its commits again.
  */
 export class BackgroundCheckpoints {
-  private worker: Worker | undefined;
   private running = false;
   private stopped = false;
   private readonly timer: NodeJS.Timeout;
-  /** The connection's own setting, for commits to checkpoint with again if the thread fails. */
+  /** The connection's own setting, for commits to checkpoint with again if a checkpoint fails. */
   private readonly autocheckpoint: number;
 
   constructor(
     private readonly file: string,
     private readonly database: SQLite.Database,
+    private readonly checkpoint: () => Promise<void>,
     private readonly startAtBytes = defaultStartAtBytes,
   ) {
     this.autocheckpoint = database.pragma('wal_autocheckpoint', { simple: true }) as number;
@@ -39,44 +39,25 @@ export class BackgroundCheckpoints {
     );
     if (size < this.startAtBytes || this.running || this.stopped) return;
     this.running = true;
-    this.worker ??= this.startWorker();
-    this.worker.postMessage('checkpoint');
+    await this.checkpoint().then(
+      () => (this.running = false),
+      () => this.fallBack(),
+    );
   }
 
-  private startWorker(): Worker {
-    const worker = new Worker(workerSource, { eval: true, workerData: { module: betterSqlite, file: this.file } });
-    worker.on('message', () => (this.running = false));
-    worker.once('error', () => this.fallBack());
-    worker.once('exit', () => this.fallBack());
-    return worker;
-  }
-
-  /** The thread is gone: commits checkpoint again, as the connection did before. */
+  /** A checkpoint failed: commits checkpoint again, as the connection did before. */
   private fallBack(): void {
     clearInterval(this.timer);
     if (!this.stopped && this.database.open) this.database.pragma(`wal_autocheckpoint = ${this.autocheckpoint}`);
   }
 
-  /** Stops the thread; its connection closes with it (the last to close checkpoints what is left). */
+  /** Stops asking for checkpoints (the last connection to close checkpoints what is left). */
   close(): void {
     this.stopped = true;
     clearInterval(this.timer);
-    void this.worker?.terminate();
   }
 }
 
 /** The log size (bytes) past which a checkpoint runs: SQLite's own default of 1,000 pages of 4 KiB. */
 const defaultStartAtBytes = 4_096_000;
 const lookEveryMs = 250;
-
-const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-
-const workerSource = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const database = new Database(workerData.file);
-parentPort.on('message', () => {
-  database.pragma('wal_checkpoint(PASSIVE)');
-  parentPort.postMessage('done');
-});
-`;

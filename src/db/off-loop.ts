@@ -50,6 +50,8 @@ export interface OffLoopSettings {
   file: string;
   /** The `wal_autocheckpoint` of the event loop's connection, for this one's commits too. */
   walAutocheckpoint: number;
+  /** The page cache of this connection (KiB), as the event loop's. */
+  pageCacheKib: number;
 }
 
 /**
@@ -84,6 +86,15 @@ export class OffLoopRunner implements StatementRunner {
     return runResult<R>(answer.changes, answer.lastInsertRowid);
   }
 
+  /**
+   * Copies the write-ahead log into the database file (PASSIVE: never blocks a reader or the
+   * writer), between this connection's statements (see checkpoints.ts).
+   */
+  async checkpoint(): Promise<void> {
+    const answer = await this.ask({ checkpoint: true }, []);
+    if ('error' in answer) throw new SQLite.SqliteError(answer.error.message, answer.error.code);
+  }
+
   iterate(): never {
     throw new Error('The off-loop connection does not stream.');
   }
@@ -94,7 +105,7 @@ export class OffLoopRunner implements StatementRunner {
     await worker?.terminate();
   }
 
-  private ask(message: { sql: string; parameters: unknown[] }, transferList: ArrayBuffer[]): Promise<Answer> {
+  private ask(message: { sql: string; parameters: unknown[] } | { checkpoint: true }, transferList: ArrayBuffer[]): Promise<Answer> {
     const worker = (this.worker ??= this.started());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -149,6 +160,7 @@ database.pragma('foreign_keys = ON');
 database.pragma('synchronous = NORMAL');
 database.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
 database.pragma('journal_size_limit = ' + workerData.journalSizeLimit);
+database.pragma('cache_size = -' + workerData.pageCacheKib);
 const statements = new Map();
 const decoder = new TextDecoder();
 const valueOf = (value) => {
@@ -156,8 +168,13 @@ const valueOf = (value) => {
   if (value && typeof value === 'object' && Array.isArray(value.utf8)) return value.utf8.map((part) => decoder.decode(part)).join('');
   return value;
 };
-parentPort.on('message', ({ id, sql, parameters }) => {
+parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {
   try {
+    if (checkpoint) {
+      database.pragma('wal_checkpoint(PASSIVE)');
+      parentPort.postMessage({ id, changes: 0, lastInsertRowid: 0 });
+      return;
+    }
     let statement = statements.get(sql);
     if (!statement) {
       statement = database.prepare(sql);

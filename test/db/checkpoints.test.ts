@@ -6,9 +6,10 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackgroundCheckpoints } from '../../src/db/checkpoints.js';
 import { connect, type Db } from '../../src/db/connect.js';
+import { OffLoopRunner } from '../../src/db/off-loop.js';
 
 // A serving node's SQLite connection leaves checkpoints (copying the write-ahead log into the
-// database file) to a thread of its own (src/db/checkpoints.ts), so a commit never pays for them.
+// database file) to the off-loop connection's thread (src/db/checkpoints.ts), so a commit never pays for them.
 
 const opened: { db: Db; dir: string }[] = [];
 afterEach(async () => {
@@ -34,7 +35,7 @@ const writeLarge = async (db: Db) => {
 };
 
 describe('background checkpoints (SQLite)', () => {
-  it('keep commits from checkpointing, and copy the log into the database file from their own thread', async () => {
+  it('keep commits from checkpointing, and copy the log into the database file from the off-loop thread', async () => {
     const { db, file } = open(true);
     expect(await pragma(db, 'wal_autocheckpoint')).toBe(0);
     await writeLarge(db);
@@ -70,8 +71,9 @@ describe('background checkpoints (SQLite)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'anchorage-checkpoints-'));
     const database = new SQLite(join(dir, 'anchorage.sqlite'));
     database.pragma('journal_mode = WAL');
-    // The thread opens its own connection to this file, in a directory that does not exist: it fails.
-    const checkpoints = new BackgroundCheckpoints(join(dir, 'missing', 'anchorage.sqlite'), database, 0);
+    // The off-loop thread opens its own connection to this file, in a directory that does not exist: it fails.
+    const offLoop = new OffLoopRunner({ file: join(dir, 'missing', 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
+    const checkpoints = new BackgroundCheckpoints(join(dir, 'anchorage.sqlite'), database, () => offLoop.checkpoint(), 0);
     try {
       expect(database.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       // SQLite's default, which this connection had before.

@@ -53,6 +53,13 @@ describe('Lock', () => {
 });
 
 describe('the off-loop SQLite connection', () => {
+  it("keeps a page cache of SQLite's default 2 MB, as the event loop's does (better-sqlite3 builds in 16 MB)", async () => {
+    const { db, offLoop } = await open();
+    for (const connection of [db.kysely, offLoop]) {
+      expect((await sql<{ cache_size: number }>`pragma cache_size`.execute(connection)).rows).toEqual([{ cache_size: -2000 }]);
+    }
+  });
+
   it('stores and reads back large texts (every part boundary, multi-byte), blobs, numbers and nulls exactly', async () => {
     const { db, offLoop } = await open();
     // 3 × 256 Ki characters and more: emoji (surrogate pairs) fall across every part boundary.
@@ -148,7 +155,7 @@ describe('the off-loop SQLite connection', () => {
   it('fails the statements in flight when its thread dies, and starts a new thread for the next', async () => {
     const { db } = await open();
     await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
-    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0 });
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
     try {
       // A statement that runs a while, and the thread stopped under it (after the statement returns).
       const slow = runner.run(CompiledQuery.raw('with recursive c(n) as (select 1 union all select n + 1 from c where n < 2000000) select count(*) from c'));
@@ -164,7 +171,7 @@ describe('the off-loop SQLite connection', () => {
   it('starts its thread again after it stopped', async () => {
     const { db } = await open();
     await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
-    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0 });
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
     try {
       const select = CompiledQuery.raw('select x from t');
       expect((await runner.run(select)).rows).toEqual([{ x: 'a' }]);
