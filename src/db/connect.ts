@@ -6,7 +6,8 @@ import pg from 'pg';
 import { BackgroundCheckpoints } from './checkpoints.js';
 import { OffLoopRunner } from './off-loop.js';
 import type { Database } from './schema.js';
-import { localRunner, Lock, sqliteDialect } from './sqlite-driver.js';
+import { Lock } from '../core/lock.js';
+import { localRunner, sqliteDialect } from './sqlite-driver.js';
 import { tracedDialect } from './traced.js';
 
 export type DialectName = 'sqlite' | 'postgres';

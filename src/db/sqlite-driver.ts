@@ -11,6 +11,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
+import { Lock } from '../core/lock.js';
 
 /** Runs one compiled statement on a SQLite connection: this thread's, or a thread's of its own. */
 export interface StatementRunner {
@@ -18,26 +19,6 @@ export interface StatementRunner {
   /** Rows one at a time (a select on this thread's connection). */
   iterate<R>(query: CompiledQuery): Iterable<R>;
   close(): Promise<void>;
-}
-
-/** Held by one at a time, handed to the next in the order they asked. */
-export class Lock {
-  private held = false;
-  private readonly waiting: (() => void)[] = [];
-
-  async acquire(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held = false;
-  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * Where the CPU-heavy step of a write runs (`nextBody`: sanitise, guard, replace, count). Small
  * changes run inline, where a worker round trip would cost more than the work; larger ones go
  * to a pool of worker threads (piscina), so no body, however hostile its markup, holds the event
- * loop; bodies of a million characters or more queue for a lane of their own. The pool is
+ * loop; bodies of a million characters or more take turns, one at a time. The pool is
  * bounded three ways: at most `maxQueuedChars` of text waiting for a thread (which bounds memory
  * too: a waiting 5 MB body holds its text), at most `perAccount` tasks in flight per account (dry
  * runs included), and `timeoutMs` of work per task.
@@ -13,12 +13,13 @@ import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
+import { Lock } from '../core/lock.js';
 import { buffersOf, utf8InParts } from '../core/text-parts.js';
 import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
-  /** Worker threads. */
+  /** Worker threads (at least two are started: see `largeTaskChars`). */
   threads: number;
   /** Characters (current body + change) that may wait for a thread; more are refused (429). */
   maxQueuedChars: number;
@@ -40,12 +41,16 @@ const execArgv = fromSource
   : [];
 
 /**
- * Tasks this large (characters of current body + change) take the large lane: one thread of its
- * own, one task at a time. A 5 MB body costs a worker about 2 s and 80 MB while it is parsed, so
- * large bodies never hold every thread (edits of ordinary articles keep theirs) and never add up
- * in memory.
+ * Tasks this large (characters of current body + change) run one at a time, and cross to the
+ * thread as UTF-8 in parts. A 5 MB body costs a worker 0.5–2 s and 50 MB while it is parsed, so
+ * large bodies never hold every thread (the pool has at least two: edits of ordinary articles keep
+ * one) and never add up in memory. (They had a thread of their own before: one V8 heap more,
+ * 13 MB idle and 55 MB at work.)
  */
 const largeTaskChars = 1_000_000;
+
+/** The fewest threads the pool starts: one for the large task of the moment, one for the rest. */
+const minimumThreads = 2;
 
 /**
  * The nice value of a pool thread: above the event loop's (0), so that on a busy node the loop
@@ -91,7 +96,8 @@ const busy = (message: string, limit?: number): AppError =>
 
 export class HtmlPool {
   private pool: Piscina | undefined;
-  private largeLane: Piscina | undefined;
+  /** Held by the large task running (`largeTaskChars`). */
+  private readonly largeTurn = new Lock();
   private readonly inFlight = new Map<number, number>();
   private queuedChars = 0;
 
@@ -118,8 +124,8 @@ export class HtmlPool {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
       const outcome = await (size < largeTaskChars
-        ? this.run(this.started(), size, () => ({ task: { current, change, currentClean } }))
-        : this.run(this.startedLargeLane(), size, () => encodedTask(current, change, currentClean)));
+        ? this.run(size, () => ({ task: { current, change, currentClean } }))
+        : this.run(size, () => encodedTask(current, change, currentClean)));
       return 'asSent' in outcome ? { ok: true, next: { ...outcome.next, body: (change as { body: string }).body } } : outcome;
     } finally {
       release();
@@ -145,9 +151,11 @@ export class HtmlPool {
     try {
       const { timeoutMs } = this.settings;
       if (size < largeTaskChars) return (await runTask(this.started(), 'diffRevisions', { before, after, timeoutMs })) ?? undefined;
-      const encoded = { before: await utf8InParts(before), after: await utf8InParts(after) };
-      const transferList = [...buffersOf(encoded.before), ...buffersOf(encoded.after)];
-      return (await runTask(this.startedLargeLane(), 'diffRevisions', { ...encoded, timeoutMs }, { transferList })) ?? undefined;
+      return await this.inLargeTurn(async () => {
+        const encoded = { before: await utf8InParts(before), after: await utf8InParts(after) };
+        const transferList = [...buffersOf(encoded.before), ...buffersOf(encoded.after)];
+        return (await runTask(this.started(), 'diffRevisions', { ...encoded, timeoutMs }, { transferList })) ?? undefined;
+      });
     } finally {
       this.queuedChars -= size;
       release();
@@ -213,11 +221,21 @@ export class HtmlPool {
     }
   }
 
+  /** `work` once no other large task runs (see `largeTaskChars`). */
+  private async inLargeTurn<T>(work: () => Promise<T>): Promise<T> {
+    await this.largeTurn.acquire();
+    try {
+      return await work();
+    } finally {
+      this.largeTurn.release();
+    }
+  }
+
   /**
-   * Runs the task `prepare` gives (counted in the queue from now), stopping its worker
-   * `timeoutMs` after the task started (not queued).
+   * Runs the task `prepare` gives (counted in the queue from now; a large one waits for its turn
+   * first), stopping its worker `timeoutMs` after the task started (not queued).
    */
-  private async run(pool: Piscina, size: number, prepare: () => PreparedTask | Promise<PreparedTask>): Promise<HtmlOutcome> {
+  private async run(size: number, prepare: () => PreparedTask | Promise<PreparedTask>): Promise<HtmlOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -237,9 +255,12 @@ export class HtmlPool {
         abort.abort();
       }, this.settings.timeoutMs);
     });
-    try {
+    const send = async () => {
       const { task, transferList } = await prepare();
-      return await runTask(pool, 'default', { ...task, started }, { signal: abort.signal, transferList });
+      return runTask(this.started(), 'default', { ...task, started }, { signal: abort.signal, transferList });
+    };
+    try {
+      return await (size < largeTaskChars ? send() : this.inLargeTurn(send));
     } catch (error) {
       if (timedOut) {
         throw validationFailed({
@@ -259,14 +280,10 @@ export class HtmlPool {
   }
 
   private started(): Piscina {
-    this.pool ??= HtmlPool.threads(this.settings.threads);
+    this.pool ??= HtmlPool.threads(Math.max(minimumThreads, this.settings.threads));
     return this.pool;
   }
 
-  private startedLargeLane(): Piscina {
-    this.largeLane ??= HtmlPool.threads(1);
-    return this.largeLane;
-  }
 
   private static threads(maxThreads: number): Piscina {
     return new Piscina({
@@ -282,8 +299,7 @@ export class HtmlPool {
 
   /** Stops the worker threads (tasks still running are abandoned). */
   async close(): Promise<void> {
-    await Promise.all([this.pool?.destroy(), this.largeLane?.destroy()]);
+    await this.pool?.destroy();
     this.pool = undefined;
-    this.largeLane = undefined;
   }
 }

@@ -8,7 +8,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db, isUniqueViolation } from '../../src/db/connect.js';
 import { OffLoopRunner } from '../../src/db/off-loop.js';
-import { Lock } from '../../src/db/sqlite-driver.js';
+import { Lock } from '../../src/core/lock.js';
 
 // A SQLite node has a second connection in a thread of its own (src/db/off-loop.ts) for the
 // statements that move megabytes. The two connections' writes take turns in a lock

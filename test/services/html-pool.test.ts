@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
@@ -64,7 +65,7 @@ describe('HtmlPool', () => {
       expect(inlineFirst.running).toBe(0);
       // Small, but past the inline time: a thread finishes it.
       expect(await inlineFirst.lineDiff(1, paragraphs(1_500, 'old'), paragraphs(1_500, 'new'))).toMatchObject({ added: 1_500, removed: 1_500 });
-      // A million characters and more: the large lane, as UTF-8.
+      // A million characters and more: in its turn, as UTF-8.
       const large = `${paragraphs(1, 'é😀')}${'<p>x</p>'.repeat(130_000)}`;
       expect(await inlineFirst.lineDiff(1, large, large.replace('é😀', 'e'))).toMatchObject({ added: 1, removed: 1, notShown: 0 });
       expect(await quick.lineDiff(1, paragraphs(4_000, 'old'), paragraphs(4_000, 'new'))).toBeUndefined();
@@ -112,28 +113,27 @@ describe('HtmlPool', () => {
     }
   });
 
-  it('runs bodies of a million characters in a lane of their own: a small pooled edit sent after two of them finishes first', async () => {
+  it('runs bodies of a million characters one at a time, on one of at least two threads: a small pooled edit sent after two of them finishes first', async () => {
     const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
-      const big = largeBody(13_000);
-      expect(big.length).toBeGreaterThan(1_000_000);
-      // The ordinary pool's thread is started first: a cold thread's start-up is not what is compared.
-      await lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY });
+      const big = largeBody(40_000);
+      expect(big.length).toBeGreaterThan(3_000_000);
+      // Both threads are started first: a cold thread's start-up is not what is compared.
+      await Promise.all([lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY }), lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY })]);
       const finished: string[] = [];
       const track = (name: string, outcome: Promise<unknown>) => outcome.then(() => finished.push(name));
-      await Promise.all([
-        track('large 1', lanes.nextBody(1, PLAIN_BODY, { body: big })),
-        track('large 2', lanes.nextBody(2, PLAIN_BODY, { body: `${big}<p>2</p>` })),
-        track('small', lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY })),
-      ]);
-      // With one thread for everything the small edit would wait behind both.
+      const large = [track('large 1', lanes.nextBody(1, PLAIN_BODY, { body: big })), track('large 2', lanes.nextBody(2, PLAIN_BODY, { body: `${big}<p>2</p>` }))];
+      // Sent once the large ones are on their way to the threads (encoded: a few milliseconds).
+      await sleep(50);
+      await Promise.all([...large, track('small', lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY }))]);
+      // Had the two large ones taken both threads, the small edit would have waited behind them.
       expect(finished).toEqual(['small', 'large 1', 'large 2']);
     } finally {
       await lanes.close();
     }
   });
 
-  it('hands large texts to its lane whole, as UTF-8 in parts: every character width, surrogate pairs across the parts', async () => {
+  it('hands large texts to a thread whole, as UTF-8 in parts: every character width, surrogate pairs across the parts', async () => {
     const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
       // Parts are 256 Ki characters: with pairs back to back, one of the two shifts puts a pair
@@ -151,7 +151,7 @@ describe('HtmlPool', () => {
     }
   });
 
-  it('answers a large body holding a lone surrogate with what its lane computed (U+FFFD), not the string it was sent', async () => {
+  it('answers a large body holding a lone surrogate with what its thread computed (U+FFFD), not the string it was sent', async () => {
     const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
       const body = `${PROTECTED_BODY}<p>${'a'.repeat(1_000_000)} \ud800 lone</p>`;
