@@ -299,10 +299,12 @@ function start(script, childEnv, execArgv = []) {
 
 const profileDir = new URL('./profiles', import.meta.url).pathname;
 if (profile) mkdirSync(profileDir, { recursive: true });
+// The service runs with the flags `npm start` gives node.
+const startFlags = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).scripts.start.match(/node ((?:--\S+ )*)dist\/main\.js/)[1].split(' ').filter(Boolean);
 const server = start(
   './server.mjs',
   profile ? { ...env, STALLS_FILE: `${profileDir}/stalls.json` } : env,
-  profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  [...startFlags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
 );
 const port = await server.ready;
 
