@@ -1,15 +1,30 @@
 import type { Readable } from 'node:stream';
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { holdsAtMost, maxBodyValues } from '../core/body-values.js';
+import { AppError } from '../core/errors.js';
 import { parseForm } from '../core/form.js';
 import type { HtmlPool } from '../services/html-pool.js';
 
-/** Request bodies this large (bytes) are parsed by a thread of the HTML pool. */
-const largeJson = 1_000_000;
+/**
+ * Request bodies this large (bytes) are parsed by a thread of the HTML pool: 1 MB of JSON made of
+ * empty objects took 37–40 ms to parse on the event loop, 256 KiB a quarter of that.
+ */
+const largeJson = 256 * 1024;
+
+const tooManyValues = () =>
+  new AppError('payload_too_large', `The request body holds more than ${maxBodyValues.toLocaleString('en-US')} values (JSON values or form fields). Nothing was saved.`);
+
+type Done = (error: Error | null, value?: unknown) => void;
+
+/** `done` with `value`, or with `tooManyValues` past `maxBodyValues`. */
+const boundedDone = (done: Done) => (error: Error | null, value?: unknown) =>
+  error ? done(error) : holdsAtMost(value, maxBodyValues) ? done(null, value) : done(tooManyValues());
 
 /**
  * JSON request bodies, parsed as Fastify's own parser does (prototype and constructor poisoning
- * refused, the same errors). A large one is parsed off the event loop, by a thread of the HTML
- * pool: decoding and parsing a 5 MB body took 30–45 ms, during which every other request waited.
+ * refused, the same errors), holding at most `maxBodyValues` values. A large one is parsed off the
+ * event loop, by a thread of the HTML pool: decoding and parsing a 5 MB body took 30–45 ms,
+ * during which every other request waited.
  */
 export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -17,10 +32,11 @@ export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   app.addContentTypeParser('application/json', (request, payload, done) => {
     readBody(request, payload, (error, bytes) => {
       if (error || !bytes) done(error);
-      else if (bytes.length < largeJson) parse(request, bytes.toString('utf8'), done);
+      else if (bytes.length < largeJson) parse(request, bytes.toString('utf8'), boundedDone(done));
       else {
         pool.parseBody(bytes, 'json').then(
-          (outcome) => (outcome.ok ? done(null, outcome.value) : done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined)),
+          (outcome) =>
+            outcome.ok ? done(null, outcome.value) : done(outcome.tooManyValues ? tooManyValues() : new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined),
           (failure: Error) => done(failure, undefined),
         );
       }
@@ -33,7 +49,7 @@ const largeForm = 64 * 1024;
 
 /**
  * Form bodies (`application/x-www-form-urlencoded`: the UI, the OAuth endpoints), parsed as
- * @fastify/formbody parsed them (`parseForm`), registered in the context of the routes that take
+ * @fastify/formbody parsed them (`parseForm`), holding at most `maxBodyValues` fields, registered in the context of the routes that take
  * them. A large one is parsed by a thread of the HTML pool: a 5 MB form (8.8 MB encoded) took
  * 280–440 ms on the event loop, and the OAuth token endpoint takes forms from anyone.
  */
@@ -41,10 +57,10 @@ export function formBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {
     readBody(request, payload, (error, bytes) => {
       if (error || !bytes) done(error);
-      else if (bytes.length < largeForm) done(null, parseForm(bytes.toString('utf8')));
+      else if (bytes.length < largeForm) boundedDone(done)(null, parseForm(bytes.toString('utf8')));
       else {
         pool.parseBody(bytes, 'form').then(
-          (outcome) => done(null, outcome.ok ? Object.assign(Object.create(null) as object, outcome.value) : undefined),
+          (outcome) => (outcome.ok ? done(null, Object.assign(Object.create(null) as object, outcome.value)) : done(tooManyValues(), undefined)),
           (failure: Error) => done(failure, undefined),
         );
       }

@@ -7,6 +7,7 @@ import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { holdsAtMost, maxBodyValues } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import type { Utf8Text } from '../core/text-parts.js';
@@ -61,20 +62,23 @@ export interface BodyTask {
   kind: 'json' | 'form';
 }
 
-export type BodyOutcome = { ok: true; value: unknown } | { ok: false };
+/** Not ok: not valid JSON, or `tooManyValues` (past `maxBodyValues`). */
+export type BodyOutcome = { ok: true; value: unknown } | { ok: false; tooManyValues?: true };
 
 /**
  * A large request body, parsed as the service's parsers parse small ones: JSON as Fastify's
  * default parser does (`__proto__` and `constructor.prototype` keys refused), a form by
- * `parseForm`.
+ * `parseForm`. A value past `maxBodyValues` is not sent back: copying it into the event loop's
+ * heap is what would cost.
  */
 export function parseBody({ bytes, kind }: BodyTask): BodyOutcome {
-  if (kind === 'form') return { ok: true, value: parseForm(decoded(bytes)) };
+  let value: unknown;
   try {
-    return { ok: true, value: secureJson.parse(decoded(bytes), { protoAction: 'error', constructorAction: 'error' }) };
+    value = kind === 'form' ? parseForm(decoded(bytes)) : secureJson.parse(decoded(bytes), { protoAction: 'error', constructorAction: 'error' });
   } catch {
     return { ok: false };
   }
+  return holdsAtMost(value, maxBodyValues) ? { ok: true, value } : { ok: false, tooManyValues: true };
 }
 
 export interface DiffTask {

@@ -132,12 +132,17 @@ describe('fuzz findings, pinned', () => {
     expect(response.statusCode).toBeLessThan(400);
   });
 
-  it('a JSON-RPC message nested 10,000 levels deep is 400 invalid_json, not 500', async () => {
+  it('a JSON-RPC message nested 9,000 levels deep is 400 invalid_json, not 500; 10,000 levels hold more than 10,000 values: 413', async () => {
     const token = await issueMcpToken(harness, (await createCustomer(harness.services)).userId);
-    const payload = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
-    const response = await inject('POST', '/mcp', { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload);
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ error: 'invalid_json' });
+    const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const post = (payload: string) =>
+      inject('POST', '/mcp', { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload);
+    const deep = await post(nested(9_000));
+    expect(deep.statusCode).toBe(400);
+    expect(deep.json()).toMatchObject({ error: 'invalid_json' });
+    const deeper = await post(nested(10_000));
+    expect(deeper.statusCode).toBe(413);
+    expect(deeper.json()).toMatchObject({ error: 'payload_too_large' });
   });
 
   it('bytes Node cannot parse as HTTP get an Error body of the catalogue, not the framework one', async () => {

@@ -74,12 +74,19 @@ describe('HtmlPool', () => {
     }
   });
 
-  it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok', async () => {
+  it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok, and so do ones past 10,000 values', async () => {
     const bytes = (text: string) => new Uint8Array(Buffer.from(text));
     expect(await pool.parseBody(bytes('{"body":"<p>ü 😀</p>","n":[1,2]}'), 'json')).toEqual({ ok: true, value: { body: '<p>ü 😀</p>', n: [1, 2] } });
     for (const poisoned of ['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"body":', '']) {
       expect(await pool.parseBody(bytes(poisoned), 'json')).toEqual({ ok: false });
     }
+    const values = (count: number) => bytes(`[${new Array(count - 1).fill('{}').join(',')}]`);
+    expect(await pool.parseBody(values(10_000), 'json')).toMatchObject({ ok: true });
+    expect(await pool.parseBody(values(10_001), 'json')).toEqual({ ok: false, tooManyValues: true });
+    const fields = (count: number) => bytes(Array.from({ length: count }, (_, i) => `f=${i}`).join('&'));
+    // The object, the array of one field's repeats, and each repeat: 9,999 repeats make 10,001 values.
+    expect(await pool.parseBody(fields(9_998), 'form')).toMatchObject({ ok: true });
+    expect(await pool.parseBody(fields(9_999), 'form')).toEqual({ ok: false, tooManyValues: true });
   });
 
   it('refuses a JSON body beyond the queue bound with rate_limited', async () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
+import { AppError } from '../../core/errors.js';
 import type { Services } from '../../services/index.js';
 import { OAuthProblem, type TokenSet } from '../../services/oauth/index.js';
 import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
@@ -32,9 +33,11 @@ export async function oauthEndpoints(app: FastifyInstance, options: { services: 
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof OAuthProblem) return reply.code(error.status).send(error.toBody());
-    const status = (error as { statusCode?: number }).statusCode;
+    // A body the parser refused (a Fastify error, or ours: too many fields) is the client's.
+    const status = error instanceof AppError ? error.status : (error as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
-      return reply.code(400).send({ error: 'invalid_request', error_description: 'The request body could not be read.' });
+      const description = error instanceof AppError ? error.message : 'The request body could not be read.';
+      return reply.code(400).send({ error: 'invalid_request', error_description: description });
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: 'server_error', error_description: 'Something went wrong on our side.' });
