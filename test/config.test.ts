@@ -13,6 +13,17 @@ describe('HEAP_GROWING_PERCENT', () => {
   });
 });
 
+describe('HTML_HEAP_MB', () => {
+  it('bounds each HTML pool thread to 256 MB of old generation unless set', () => {
+    expect(loadSettings({}).htmlPool.heapMb).toBe(256);
+    expect(loadSettings({ HTML_HEAP_MB: '128' }).htmlPool.heapMb).toBe(128);
+  });
+
+  it.each(['63', '0', 'lots'])('refuses %j (a 5 MB body needs 64 MB to parse), naming the variable', (value) => {
+    expect(() => loadSettings({ HTML_HEAP_MB: value })).toThrow(/HTML_HEAP_MB/);
+  });
+});
+
 describe('REDIS_KEY_PREFIX', () => {
   it('is empty unless set, and takes letters, digits, _ . : -', () => {
     expect(loadSettings({}).redisKeyPrefix).toBe('');

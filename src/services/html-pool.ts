@@ -4,9 +4,9 @@
  * changes run inline, where a worker round trip would cost more than the work; larger ones go
  * to a pool of worker threads (piscina), so no body, however hostile its markup, holds the event
  * loop; bodies of a million characters or more take turns, one at a time. The pool is
- * bounded three ways: at most `maxQueuedChars` of text waiting for a thread (which bounds memory
+ * bounded four ways: at most `maxQueuedChars` of text waiting for a thread (which bounds memory
  * too: a waiting 5 MB body holds its text), at most `perAccount` tasks in flight per account (dry
- * runs included), and `timeoutMs` of work per task.
+ * runs included), `timeoutMs` of work per task and `heapMb` of heap per thread.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
@@ -29,7 +29,19 @@ export interface HtmlPoolSettings {
   perAccount: number;
   /** Milliseconds a task may run before it is stopped (422). */
   timeoutMs: number;
+  /**
+   * The old generation a thread's heap may reach (MB, default 256); a task that needs more is
+   * stopped (422). 600,000 attributes on one element (5.9 MB) took a thread's heap to 278 MB;
+   * under this bound V8 collects sooner and the same task ends at about 130 MB. Legitimate 5 MB
+   * bodies of the densest markup (600,000 elements, a table of 440,000 cells) need under 128 MB.
+   */
+  heapMb?: number;
 }
+
+const defaultHeapMb = 256;
+
+/** Node stopped the task's thread: its heap reached the pool's `heapMb`. */
+const outOfMemory = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 
 // Under vitest the service runs from its TypeScript sources: the worker then loads them
 // through module hooks that transpile them; the built service runs dist/services/html-worker.js.
@@ -156,6 +168,10 @@ export class HtmlPool {
         const transferList = [...buffersOf(encoded.before), ...buffersOf(encoded.after)];
         return (await runTask(this.started(), 'diffRevisions', { ...encoded, timeoutMs }, { transferList })) ?? undefined;
       });
+    } catch (error) {
+      // A comparison past the heap bound is as good as one past the time limit: not shown.
+      if (outOfMemory(error)) return undefined;
+      throw error;
     } finally {
       this.queuedChars -= size;
       release();
@@ -216,6 +232,10 @@ export class HtmlPool {
       // larger one is copied.
       const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
       return await runTask(this.started(), 'parseBody', { bytes, kind }, owned ? { transferList: [bytes.buffer as ArrayBuffer] } : {});
+    } catch (error) {
+      // Only a body of far more values than `maxBodyValues` fills a heap of 64 MB or more while parsed.
+      if (outOfMemory(error)) return { ok: false, tooManyValues: true };
+      throw error;
     } finally {
       this.queuedChars -= size;
     }
@@ -267,6 +287,9 @@ export class HtmlPool {
           body: [`The HTML is too complex to process within ${this.settings.timeoutMs / 1000} s; simplify its markup. Nothing was saved.`],
         });
       }
+      if (outOfMemory(error)) {
+        throw validationFailed({ body: [`The HTML is too complex to process within ${this.heapMb} MB of memory; simplify its markup. Nothing was saved.`] });
+      }
       throw error;
     } finally {
       leaveQueue();
@@ -280,19 +303,23 @@ export class HtmlPool {
   }
 
   private started(): Piscina {
-    this.pool ??= HtmlPool.threads(Math.max(minimumThreads, this.settings.threads));
+    this.pool ??= HtmlPool.threads(Math.max(minimumThreads, this.settings.threads), this.heapMb);
     return this.pool;
   }
 
 
-  private static threads(maxThreads: number): Piscina {
+  private get heapMb(): number {
+    return this.settings.heapMb ?? defaultHeapMb;
+  }
+
+  private static threads(maxThreads: number, heapMb: number): Piscina {
     return new Piscina({
       filename: workerFile.href,
       minThreads: 0,
       maxThreads,
       idleTimeout: 30_000,
       execArgv,
-      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: heapMb },
       workerData: { nice: poolThreadNice } satisfies PoolWorkerData,
     });
   }

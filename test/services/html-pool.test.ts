@@ -202,6 +202,28 @@ describe('HtmlPool', () => {
       await strict.close();
     }
   });
+
+  it('stops a task past its heap bound with validation_failed on body, refuses a body that fills it as too many values, and goes on working', async () => {
+    const small = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 10, timeoutMs: 60_000, heapMb: 64 });
+    try {
+      // 600,000 attributes on one element: a thread's heap reached 278 MB without the bound.
+      const huge = `<p ${Array.from({ length: 600_000 }, (_, i) => `a${i}=1`).join(' ')}>x</p>`;
+      const error = await small.nextBody(1, PLAIN_BODY, { body: huge }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((error as { toBody(): unknown }).toBody()).toMatchObject({
+        error: 'validation_failed',
+        fields: { body: ['The HTML is too complex to process within 64 MB of memory; simplify its markup. Nothing was saved.'] },
+      });
+      expect(small.running).toBe(0);
+      const objects = new Uint8Array(Buffer.from(`[${'{},'.repeat(1_700_000)}{}]`));
+      expect(await small.parseBody(objects, 'json')).toEqual({ ok: false, tooManyValues: true });
+      expect(await small.nextBody(1, PLAIN_BODY, { body: PROTECTED_BODY })).toMatchObject({ ok: true });
+    } finally {
+      await small.close();
+    }
+  });
 });
 
 /** A large body of ordinary article HTML. */
