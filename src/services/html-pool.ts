@@ -147,7 +147,7 @@ export class HtmlPool {
   /**
    * Two revisions' bodies compared line by line, or `undefined` when the comparison takes past
    * `timeoutMs`. Small bodies are compared inline for at most `inlineDiffMs`; the rest, and any
-   * that did not finish inline, in a pool thread (the large lane for large bodies), counted like
+   * that did not finish inline, in a pool thread (large bodies one at a time), counted like
    * an edit: two bodies of 0.25 MB that differ on every line took 8.5 s, on the event loop.
    */
   async lineDiff(accountId: number, before: string, after: string): Promise<LineDiff | undefined> {
