@@ -135,9 +135,7 @@ export class HtmlPool {
     this.refuseOverQueue(size, 'The server is busy with large edits; retry in a moment. Nothing was saved.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
-      const outcome = await (size < largeTaskChars
-        ? this.run(size, () => ({ task: { current, change, currentClean } }))
-        : this.run(size, () => encodedTask(current, change, currentClean)));
+      const outcome = await this.run(size, () => (size < largeTaskChars ? { task: { current, change, currentClean } } : encodedTask(current, change, currentClean)));
       return 'asSent' in outcome ? { ok: true, next: { ...outcome.next, body: (change as { body: string }).body } } : outcome;
     } finally {
       release();
