@@ -3,17 +3,21 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // The service keeps the event loop's young generation small (4 MB semi-spaces, where V8 grew it to
-// 32 MB under load): `npm start` and bin/anchorage give node the same flags, and the bench reads
-// them from `npm start`.
+// 32 MB under load), and glibc's malloc from keeping freed large buffers (a fixed mmap threshold):
+// `npm start` and bin/anchorage start node the same way, and the bench reads it from `npm start`.
 const root = join(import.meta.dirname, '../..');
-const startFlags = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(
-  /node ((?:--\S+ )*)dist\/main\.js/,
-)?.[1];
-const shebangFlags = readFileSync(join(root, 'bin/anchorage'), 'utf8').split('\n')[0]!.match(/^#!\/usr\/bin\/env -S node ((?:--\S+ ?)*)$/)?.[1];
+const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.match(
+  /((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/main\.js/,
+);
+const shebang = readFileSync(join(root, 'bin/anchorage'), 'utf8')
+  .split('\n')[0]!
+  .match(/^#!\/usr\/bin\/env -S ((?:[A-Z_]+=\S+ )*)node ((?:--\S+ ?)*)$/);
 
-describe('node flags of the service', () => {
-  it('are the same for npm start and bin/anchorage, and keep the young generation small', () => {
-    expect(startFlags?.trim()).toBe('--max-semi-space-size=4');
-    expect(shebangFlags?.trim()).toBe(startFlags?.trim());
+describe('how the service starts node', () => {
+  it('is the same for npm start and bin/anchorage: a fixed mmap threshold and a small young generation', () => {
+    expect(start?.[1]?.trim()).toBe('MALLOC_MMAP_THRESHOLD_=131072');
+    expect(start?.[2]?.trim()).toBe('--max-semi-space-size=4');
+    expect(shebang?.[1]?.trim()).toBe(start?.[1]?.trim());
+    expect(shebang?.[2]?.trim()).toBe(start?.[2]?.trim());
   });
 });

@@ -1,12 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { getPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
 import { HtmlPool, poolThreadNice } from '../../src/services/html-pool.js';
-import runTask from '../../src/services/html-worker.js';
+import runTask, { type PoolWorkerData } from '../../src/services/html-worker.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { BACKLINK, INTERNAL, PLAIN_BODY, PROTECTED_BODY, put, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
@@ -223,6 +225,35 @@ describe('HtmlPool', () => {
     } finally {
       await small.close();
     }
+  });
+
+  it('collects a thread’s garbage after a large body: its heap ends near what the task keeps, not what it grew', async () => {
+    // A thread of its own, as the pool starts one (from the TypeScript sources, through the pool's
+    // module hooks), running one task of 5 MB (current body and new body) and reading its heap.
+    const hooks = new URL('../../src/services/ts-source-hooks.mjs', import.meta.url).href;
+    const source = `
+      import { parentPort, workerData } from 'node:worker_threads';
+      import { getHeapStatistics } from 'node:v8';
+      const { default: run } = await import(workerData.module);
+      const { utf8InParts } = await import(workerData.textParts);
+      const [current, body] = await Promise.all(workerData.bodies.map(utf8InParts));
+      const outcome = run({ current, change: { body }, currentClean: true, started: new SharedArrayBuffer(4) });
+      parentPort.postMessage({ ok: outcome.ok, heapMb: getHeapStatistics().total_physical_size / 2 ** 20 });`;
+    const thread = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      execArgv: ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)})`],
+      workerData: {
+        module: new URL('../../src/services/html-worker.ts', import.meta.url).href,
+        textParts: new URL('../../src/core/text-parts.ts', import.meta.url).href,
+        bodies: [largeBody(30_000), largeBody(30_001)],
+        nice: 0,
+      } satisfies PoolWorkerData & Record<string, unknown>,
+    });
+    const [answer] = (await once(thread, 'message')) as [{ ok: boolean; heapMb: number }];
+    await thread.terminate();
+    expect(answer.ok).toBe(true);
+    // 49 MB without the collection, 32 MB with it (young generation bounded as in the pool).
+    expect(answer.heapMb).toBeLessThan(40);
   });
 });
 
