@@ -4,11 +4,11 @@
  * in the queue; `parseBody` parses a large request body (JSON or a form); `renderPdf` draws a monthly report.
  */
 import { setPriority } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { workerData } from 'node:worker_threads';
 import secureJson from 'secure-json-parse';
-import { type BodyChange, changeSize, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
 import { holdsAtMost, maxBodyValues } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
@@ -26,22 +26,33 @@ const given = workerData as PoolWorkerData | null;
 if (given && process.platform === 'linux') setPriority(given.nice);
 
 /**
- * A full garbage collection, in a pool thread (elsewhere nothing), after the work on a large text.
- * V8 keeps the heap a 5 MB body grew (49–55 MB at the end of the task) until the thread's next
+ * After each task, a thread whose heap holds more than this (bytes in use, garbage included)
+ * collects it in full (`collectIfGrown`). V8 keeps what a task grew until the thread's next
  * collections, and a thread waiting for its next task (in `Atomics.wait`) never runs the ones V8
- * schedules for idle time: each thread that had a large body held that much. After this, 23–30 MB.
- * Node has no API for it in a thread (`--expose-gc` is refused in a worker's `execArgv`): the flag
- * is set at run time and `gc` taken from a new context, as jest's leak detector does.
+ * schedules for idle time: a thread ended a 5 MB body at 49–55 MB and kept it, a thread editing
+ * 100 KB articles sat at 37 MB (28 MB of old generation, mostly garbage). A thread's own code and
+ * data take about 8 MB; a collection with that much live takes a few milliseconds, on the thread.
  */
-const collect = given ? exposedGc() : () => {};
+const collectAbove = 20 * 2 ** 20;
 
-function exposedGc(): () => void {
+/** Collects a pool thread's heap past `collectAbove`; elsewhere (the module imported by the service) nothing. */
+const collectIfGrown = given ? grownCollector() : () => {};
+
+/**
+ * Node has no API for a collection in a thread (`--expose-gc` is refused in a worker's
+ * `execArgv`): the flag is set at run time and `gc` taken from a new context, as jest's leak
+ * detector does. The flag holds for the whole process, so it is cleared again at once: every
+ * thread started after it found a global `gc`, and the off-loop thread's script, which declared
+ * one, failed to start.
+ */
+function grownCollector(): () => void {
   setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
+  const gc = runInNewContext('gc') as () => void;
+  setFlagsFromString('--no-expose-gc');
+  return () => {
+    if (getHeapStatistics().used_heap_size > collectAbove) gc();
+  };
 }
-
-/** Texts from this size (characters or bytes) are worth a collection after their task (`collect`). */
-const collectFrom = 1_000_000;
 
 export interface HtmlTask {
   current: string | Utf8Text;
@@ -62,10 +73,9 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   const cell = new Int32Array(started);
   Atomics.store(cell, 0, 1);
   Atomics.notify(cell, 0);
-  const body = text(current);
   const resolved: BodyChange = 'body' in change ? { body: text(change.body) } : change;
-  const outcome = nextBody(body, resolved, currentClean);
-  if (changeSize(body, resolved) >= collectFrom) collect();
+  const outcome = nextBody(text(current), resolved, currentClean);
+  collectIfGrown();
   if (!outcome.ok || !('body' in change) || !('body' in resolved) || outcome.next.body !== resolved.body) return outcome;
   // A lone surrogate sent as UTF-8 arrives as U+FFFD: the pool's string is then not this one.
   if (typeof change.body !== 'string' && resolved.body.includes('\uFFFD')) return outcome;
@@ -99,6 +109,8 @@ export function parseBody({ bytes, kind }: BodyTask): BodyOutcome {
     value = kind === 'form' ? parseForm(decoded(bytes)) : secureJson.parse(decoded(bytes), { protoAction: 'error', constructorAction: 'error' });
   } catch {
     return { ok: false };
+  } finally {
+    collectIfGrown();
   }
   return holdsAtMost(value, maxBodyValues) ? { ok: true, value } : { ok: false, tooManyValues: true };
 }
@@ -111,7 +123,11 @@ export interface DiffTask {
 
 /** Two revisions' bodies compared line by line (`lineDiff`); `null` when it took past `timeoutMs`. */
 export function diffRevisions({ before, after, timeoutMs }: DiffTask): LineDiff | null {
-  return lineDiff(text(before), text(after), { timeoutMs }) ?? null;
+  try {
+    return lineDiff(text(before), text(after), { timeoutMs }) ?? null;
+  } finally {
+    collectIfGrown();
+  }
 }
 
 export interface PdfTask {

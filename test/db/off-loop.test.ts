@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
 import type { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, sql } from 'kysely';
@@ -164,6 +165,21 @@ describe('the off-loop SQLite connection', () => {
       await expect(slow).rejects.toThrow(/off-loop SQLite thread stopped/);
       expect((await runner.run(CompiledQuery.raw('select x from t'))).rows).toEqual([{ x: 'a' }]);
     } finally {
+      await runner.close();
+    }
+  });
+
+  it('starts and works where a global gc is exposed (its script declares no name of its own that clashes)', async () => {
+    const { db } = await open();
+    await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
+    setFlagsFromString('--expose-gc');
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
+    try {
+      const large = 'x'.repeat(3_000_000);
+      await runner.run(CompiledQuery.raw('update t set x = ? where id = 1', [large]));
+      expect((await runner.run(CompiledQuery.raw('select length(x) as n from t'))).rows).toEqual([{ n: large.length }]);
+    } finally {
+      setFlagsFromString('--no-expose-gc');
       await runner.close();
     }
   });

@@ -254,6 +254,10 @@ describe('HtmlPool', () => {
     expect(answer.ok).toBe(true);
     // 49 MB without the collection, 32 MB with it (young generation bounded as in the pool).
     expect(answer.heapMb).toBeLessThan(40);
+    // The thread took `gc` for itself only: a thread started after it finds none.
+    const later = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
+    expect(await once(later, 'message')).toEqual(['undefined']);
+    await later.terminate();
   });
 });
 
