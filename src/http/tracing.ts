@@ -2,6 +2,7 @@ import type { FastifyOtelInstrumentation } from '@fastify/otel';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Settings } from '../config.js';
+import { recordSpans } from '../telemetry.js';
 import { withoutPathTokens } from './secret-paths.js';
 
 /** Set once tracing has started: the process has one tracer provider, shared by every listener. */
@@ -29,6 +30,7 @@ export async function startTracing(settings: Settings): Promise<(() => Promise<v
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();
+  recordSpans();
   instrumentation = new FastifyOtelInstrumentation({
     // Probes and scrapes would drown the traces.
     ignorePaths: (route) => route.url === '/healthz' || route.url === '/readyz' || route.url === '/metrics',
