@@ -154,9 +154,8 @@ const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
 /**
  * After a statement, the thread collects its heap in full when it holds more than this (bytes in
  * use, garbage included): a 5 MB body read or stored leaves its text behind, and V8 kept 24 MB
- * (three such texts) until its next collections. The thread's own live data is about 4 MB, so a
- * collection takes a few milliseconds, after the answer is posted. `gc` is taken as in the HTML
- * pool's threads (`grownCollector` in html-worker.ts).
+ * (three such texts) until its next collections. The collection runs after the answer is posted.
+ * `gc` is taken as in the HTML pool's threads (`grownCollector` in html-worker.ts).
  */
 const collectAbove = 16 * 2 ** 20;
 

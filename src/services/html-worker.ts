@@ -31,7 +31,7 @@ if (given && process.platform === 'linux') setPriority(given.nice);
  * collections, and a thread waiting for its next task (in `Atomics.wait`) never runs the ones V8
  * schedules for idle time: a thread ended a 5 MB body at 49–55 MB and kept it, a thread editing
  * 100 KB articles sat at 37 MB (28 MB of old generation, mostly garbage). A thread's own code and
- * data take about 8 MB; a collection with that much live takes a few milliseconds, on the thread.
+ * data take about 8 MB; a collection takes 5–15 ms, on the thread, after its work.
  */
 const collectAbove = 20 * 2 ** 20;
 
