@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { toTimestamp } from '../core/time.js';
 import type { Database, NewActivity } from '../db/schema.js';
 import type { Actor, RequestInfo } from './actor.js';
@@ -27,6 +27,10 @@ export interface ActivityObserver {
 const flushIntervalMs = 1_000;
 const flushBatchSize = 200;
 
+/** The values of `records`, row after row, each in the order of `columns`. */
+const valuesOf = (records: NewActivity[], columns: (keyof NewActivity)[]): unknown[] =>
+  records.flatMap((record) => columns.map((column) => record[column] ?? null));
+
 export interface ActivityFilters {
   channel?: 'api' | 'mcp';
   apiKeyId?: number;
@@ -47,6 +51,8 @@ export class ActivityLog {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly observers: ActivityObserver[] = [];
+  /** The insert of a full batch, compiled once (`insert`). */
+  private fullBatch: { compiled: CompiledQuery; columns: (keyof NewActivity)[] } | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -120,13 +126,39 @@ export class ActivityLog {
       if (batch.length === 0) return;
       const started = performance.now();
       try {
-        await this.db.insertInto('activity_log').values(batch).execute();
+        await this.insert(batch);
         for (const observer of this.observers) observer.flushed(batch.length, (performance.now() - started) / 1000);
       } catch (error) {
         this.onError(error);
       }
     });
     return this.flushing;
+  }
+
+  /**
+   * Inserts `batch` in one statement. A full batch (`flushBatchSize` records) runs the statement
+   * compiled for the first one, with the records' values in its columns' order: built anew, a
+   * 200-row insert was 3.6 % of everything a `getArticle` request allocated. The activity table
+   * has no column default but null, which is what a missing value becomes either way.
+   */
+  private async insert(batch: NewActivity[]): Promise<void> {
+    const full = batch.length === flushBatchSize;
+    if (full && this.fullBatch) {
+      const { compiled, columns } = this.fullBatch;
+      await this.db.executeQuery({ ...compiled, parameters: valuesOf(batch, columns) });
+      return;
+    }
+    const query = this.db.insertInto('activity_log').values(batch);
+    if (full) {
+      const columns = Object.keys(batch[0]!) as (keyof NewActivity)[];
+      const compiled = query.compile();
+      // Kept only when Kysely made every value a parameter, in this order.
+      const values = valuesOf(batch, columns);
+      if (compiled.parameters.length === values.length && compiled.parameters.every((value, i) => value === values[i])) {
+        this.fullBatch = { compiled, columns };
+      }
+    }
+    await query.execute();
   }
 
   async list(accountId: number | null, filters: ActivityFilters, page: PageRequest) {
