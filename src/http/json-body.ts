@@ -50,8 +50,9 @@ const largeForm = 64 * 1024;
 /**
  * Form bodies (`application/x-www-form-urlencoded`: the UI, the OAuth endpoints), parsed as
  * @fastify/formbody parsed them (`parseForm`), holding at most `maxBodyValues` fields, registered
- * in the context of the routes that take them. A large one is parsed by a thread of the HTML pool: a 5 MB form (8.8 MB encoded) took
- * 280–440 ms on the event loop, and the OAuth token endpoint takes forms from anyone.
+ * in the context of the routes that take them. A large one is parsed by a thread of the HTML
+ * pool: a 5 MB form (8.8 MB encoded) took 280–440 ms on the event loop, and the OAuth token
+ * endpoint takes forms from anyone.
  */
 export function formBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {

@@ -48,9 +48,13 @@ const outOfMemory = (error: unknown): boolean => (error as { code?: unknown } | 
 const fromSource = import.meta.url.endsWith('.ts');
 const workerFile = new URL(fromSource ? './html-worker.ts' : './html-worker.js', import.meta.url);
 const sourceHooks = new URL('./ts-source-hooks.mjs', import.meta.url).href;
-const execArgv = fromSource
+/** The node options of a pool thread (and of a test's thread that stands for one). */
+export const threadExecArgv = fromSource
   ? ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(sourceHooks)})`]
   : [];
+
+/** The heap of a pool thread: a small young generation, and `heapMb` of old generation. */
+export const threadResourceLimits = (heapMb: number) => ({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: heapMb });
 
 /**
  * Tasks this large (characters of current body + change) run one at a time, and cross to the
@@ -316,8 +320,8 @@ export class HtmlPool {
       minThreads: 0,
       maxThreads,
       idleTimeout: 30_000,
-      execArgv,
-      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: heapMb },
+      execArgv: threadExecArgv,
+      resourceLimits: threadResourceLimits(heapMb),
       workerData: { nice: poolThreadNice } satisfies PoolWorkerData,
     });
   }

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
-import { HtmlPool, poolThreadNice } from '../../src/services/html-pool.js';
+import { HtmlPool, poolThreadNice, threadExecArgv, threadResourceLimits } from '../../src/services/html-pool.js';
 import runTask, { type PoolWorkerData } from '../../src/services/html-worker.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -230,7 +230,6 @@ describe('HtmlPool', () => {
   it('collects a thread’s garbage after a large body: its heap ends near what the task keeps, not what it grew', async () => {
     // A thread of its own, as the pool starts one (from the TypeScript sources, through the pool's
     // module hooks), running one task of 5 MB (current body and new body) and reading its heap.
-    const hooks = new URL('../../src/services/ts-source-hooks.mjs', import.meta.url).href;
     const source = `
       import { parentPort, workerData } from 'node:worker_threads';
       import { getHeapStatistics } from 'node:v8';
@@ -240,8 +239,8 @@ describe('HtmlPool', () => {
       const outcome = run({ current, change: { body }, currentClean: true, started: new SharedArrayBuffer(4) });
       parentPort.postMessage({ ok: outcome.ok, heapMb: getHeapStatistics().total_physical_size / 2 ** 20 });`;
     const thread = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
-      resourceLimits: { maxYoungGenerationSizeMb: 8 },
-      execArgv: ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)})`],
+      resourceLimits: threadResourceLimits(256),
+      execArgv: threadExecArgv,
       workerData: {
         module: new URL('../../src/services/html-worker.ts', import.meta.url).href,
         textParts: new URL('../../src/core/text-parts.ts', import.meta.url).href,
@@ -252,7 +251,7 @@ describe('HtmlPool', () => {
     const [answer] = (await once(thread, 'message')) as [{ ok: boolean; heapMb: number }];
     await thread.terminate();
     expect(answer.ok).toBe(true);
-    // 49 MB without the collection, 32 MB with it (young generation bounded as in the pool).
+    // 49 MB without the collection, 32 MB with it.
     expect(answer.heapMb).toBeLessThan(40);
     // The thread took `gc` for itself only: a thread started after it finds none.
     const later = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
