@@ -20,7 +20,7 @@ export type NavEntry = 'sites' | 'connect' | 'connections' | 'activity' | 'staff
 const current = (options: PageOptions, entry: NavEntry) => (options.active === entry ? html` aria-current="page"` : '');
 
 /** The one page frame of the UI: header, navigation, main content. */
-export function page(options: PageOptions): string {
+export function page(options: PageOptions): SafeHtml {
   const { user } = options;
   return html`<!doctype html>
 <html lang="en">
@@ -62,5 +62,5 @@ ${options.body}
 ${options.focused ? '' : html`<footer class="foot"><span>Anchorage</span> · <a href="/docs">API reference</a></footer>`}
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </body>
-</html>`.value;
+</html>`;
 }

@@ -54,7 +54,7 @@ function errorPage(error: AppError, request: FastifyRequest): string {
   ${fields.length > 0 ? html`<ul>${fields.map(([name, messages]) => html`<li><strong>${name}</strong>: ${messages.join(' ')}</li>`)}</ul>` : ''}
   <p><a class="button" href="/app">Back to your sites</a></p>
 </section>`;
-  return page({ title: errorTitles[error.status] ?? 'Something went wrong', body, user: request.ui?.user ?? null, csrfToken: request.ui?.session.csrfToken });
+  return page({ title: errorTitles[error.status] ?? 'Something went wrong', body, user: request.ui?.user ?? null, csrfToken: request.ui?.session.csrfToken }).value;
 }
 
 /** The web UI under /app, with its assets under /assets; HTML errors instead of JSON. */

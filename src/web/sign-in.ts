@@ -40,7 +40,7 @@ function signInPage(csrfToken: string, next: string, allowSignup: boolean, email
   </form>
   ${allowSignup ? html`<p class="muted">New to Anchorage? <a href="/app/sign-up">Create an account</a></p>` : ''}
 </section>`,
-  });
+  }).value;
 }
 
 const lockReasons: Record<SignInWait['rule'], string> = {

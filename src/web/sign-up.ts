@@ -34,7 +34,7 @@ function signUpPage(csrfToken: string, values: { email: string; account: string 
   </form>
   <p class="muted small">Already have an account? <a href="/app/sign-in">Sign in</a>.</p>
 </section>`,
-  });
+  }).value;
 }
 
 /** Self-service sign-up, only where the deployment allows it (ALLOW_SIGNUP=true). */

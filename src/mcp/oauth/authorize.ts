@@ -193,7 +193,7 @@ function consentPage(request: AuthorizationRequest, user: SessionUser, session: 
     </div>
   </form>
 </section>`,
-  });
+  }).value;
 }
 
 /** The authorization endpoint: sign-in (through the UI's page), the consent page, and the code. */
