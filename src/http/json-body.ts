@@ -30,11 +30,11 @@ export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (request, payload, done) => {
-    readBody(request, payload, (error, bytes) => {
-      if (error || !bytes) done(error);
-      else if (bytes.length < largeJson) parse(request, bytes.toString('utf8'), boundedDone(done));
+    readBody(request, payload, (error, body) => {
+      if (error || !body) done(error);
+      else if (body.size < largeJson) parse(request, joined(body).toString('utf8'), boundedDone(done));
       else {
-        pool.parseBody(bytes, 'json').then(
+        pool.parseBody(body.parts, 'json').then(
           (outcome) =>
             outcome.ok ? done(null, outcome.value) : done(outcome.tooManyValues ? tooManyValues() : new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined),
           (failure: Error) => done(failure, undefined),
@@ -56,11 +56,11 @@ const largeForm = 64 * 1024;
  */
 export function formBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {
-    readBody(request, payload, (error, bytes) => {
-      if (error || !bytes) done(error);
-      else if (bytes.length < largeForm) boundedDone(done)(null, parseForm(bytes.toString('utf8')));
+    readBody(request, payload, (error, body) => {
+      if (error || !body) done(error);
+      else if (body.size < largeForm) boundedDone(done)(null, parseForm(joined(body).toString('utf8')));
       else {
-        pool.parseBody(bytes, 'form').then(
+        pool.parseBody(body.parts, 'form').then(
           (outcome) => (outcome.ok ? done(null, Object.assign(Object.create(null) as object, outcome.value)) : done(tooManyValues(), undefined)),
           (failure: Error) => done(failure, undefined),
         );
@@ -69,40 +69,49 @@ export function formBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   });
 }
 
+/** A request body as it arrived: the chunks read from the socket, `size` bytes in all. */
+interface ReceivedBody {
+  parts: Buffer[];
+  size: number;
+}
+
+const joined = ({ parts, size }: ReceivedBody): Buffer => (parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+
 /**
- * The body's bytes, with Fastify's checks and errors (its `bodyLimit`, a Content-Length that the
- * body does not match). A body of a known large length is copied chunk by chunk into a buffer of
- * that length as it arrives: joined at the end (Fastify's way), a 5 MB body held the loop for up
- * to 41 ms in one turn, faulting in fresh memory; chunk by chunk the cost is spread over the reads.
+ * The body's chunks, with Fastify's checks and errors (its `bodyLimit`, a Content-Length that the
+ * body does not match). A large body goes to a pool thread in the chunks it arrived in, each a
+ * buffer of its own (transferred, not copied), and the thread joins them: the event loop never
+ * copies it. Joined here, a 5 MB body held the loop for up to 41 ms in one turn
+ * (Fastify's way, at the end), and copied chunk by chunk into a buffer of its length as it
+ * arrived, 20–22 ms in the turns where two such bodies were read at once: most of it faulting in
+ * the fresh memory, on the bench machine of 2026-11-25.
  */
-function readBody(request: FastifyRequest, payload: Readable, done: (error: Error | null, bytes?: Buffer) => void): void {
+function readBody(request: FastifyRequest, payload: Readable, done: (error: Error | null, body?: ReceivedBody) => void): void {
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
   const declared = Number(request.headers['content-length']);
   if (declared > limit) {
     done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
     return;
   }
-  const whole = declared >= largeJson ? Buffer.allocUnsafeSlow(declared) : undefined;
-  const chunks: Buffer[] = [];
+  const parts: Buffer[] = [];
   let received = 0;
-  const finish = (error: Error | null, bytes?: Buffer) => {
+  const finish = (error: Error | null, body?: ReceivedBody) => {
     payload.off('data', onData);
     payload.off('end', onEnd);
     payload.off('error', onError);
-    done(error, bytes);
+    done(error, body);
   };
   const onData = (chunk: Buffer) => {
-    if (received + chunk.length > limit || (whole && received + chunk.length > whole.length)) {
+    if (received + chunk.length > limit || received + chunk.length > declared) {
       finish(received + chunk.length > limit ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
       return;
     }
-    if (whole) chunk.copy(whole, received);
-    else chunks.push(chunk);
+    parts.push(chunk);
     received += chunk.length;
   };
   const onEnd = () => {
     if (!Number.isNaN(declared) && received !== declared) finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    else finish(null, whole ?? Buffer.concat(chunks, received));
+    else finish(null, { parts, size: received });
   };
   const onError = (error: Error & { statusCode?: number }) => {
     if (!(typeof error.statusCode === 'number' && error.statusCode >= 400)) error.statusCode = 400;

@@ -222,18 +222,19 @@ export class HtmlPool {
   /**
    * A large request body, parsed by a pool thread (`parseBody` in html-worker.ts): decoding and
    * parsing a 5 MB JSON body took 30–45 ms on the event loop, a 5 MB form (8.8 MB encoded)
-   * 280–440 ms. Its bytes count against the queue bound while it waits and runs.
+   * 280–440 ms. It comes in `parts`, the chunks it arrived in; its bytes count against the queue
+   * bound while it waits and runs.
    */
-  async parseBody(bytes: Uint8Array, kind: BodyTask['kind']): Promise<BodyOutcome> {
-    // Read before the buffer is handed over: a transferred buffer has no length left here.
-    const size = bytes.length;
+  async parseBody(parts: Uint8Array[], kind: BodyTask['kind']): Promise<BodyOutcome> {
+    // Read before the buffers are handed over: a transferred buffer has no length left here.
+    const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
     this.refuseOverQueue(size, 'The server is busy with large requests; retry in a moment. Nothing was saved.');
     this.queuedChars += size;
     try {
-      // A buffer of the request's own goes to the thread as it is (transferred); a view into a
-      // larger one is copied.
-      const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-      return await runTask(this.started(), 'parseBody', { bytes, kind }, owned ? { transferList: [bytes.buffer as ArrayBuffer] } : {});
+      // A part that is a buffer of its own (a chunk read from the socket) goes to the thread as it
+      // is (transferred); a view into a larger buffer is copied.
+      const transferList = [...new Set(parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer))];
+      return await runTask(this.started(), 'parseBody', { parts, kind }, { transferList });
     } catch (error) {
       // Only a body of far more values than `maxBodyValues` fills a heap of 64 MB or more while parsed.
       if (outOfMemory(error)) return { ok: false, tooManyValues: true };

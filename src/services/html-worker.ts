@@ -89,8 +89,8 @@ const text = (value: string | Utf8Text): string => (typeof value === 'string' ? 
 const decoded = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
 export interface BodyTask {
-  /** The request body's bytes (UTF-8). */
-  bytes: Uint8Array;
+  /** The request body's bytes (UTF-8), in the chunks it arrived in (cut anywhere, even inside a character). */
+  parts: Uint8Array[];
   kind: 'json' | 'form';
 }
 
@@ -103,10 +103,11 @@ export type BodyOutcome = { ok: true; value: unknown } | { ok: false; tooManyVal
  * `parseForm`. A value past `maxBodyValues` is not sent back: copying it into the event loop's
  * heap is what would cost.
  */
-export function parseBody({ bytes, kind }: BodyTask): BodyOutcome {
+export function parseBody({ parts, kind }: BodyTask): BodyOutcome {
   let value: unknown;
   try {
-    value = kind === 'form' ? parseForm(decoded(bytes)) : secureJson.parse(decoded(bytes), { protoAction: 'error', constructorAction: 'error' });
+    const body = Buffer.concat(parts).toString('utf8');
+    value = kind === 'form' ? parseForm(body) : secureJson.parse(body, { protoAction: 'error', constructorAction: 'error' });
   } catch {
     return { ok: false };
   } finally {

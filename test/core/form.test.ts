@@ -22,7 +22,7 @@ describe('parseForm', () => {
     try {
       const body = '<p>Ünïcode & “quotes” — 😀 <a href="https://x.example/?a=1&b=2">link</a></p>'.repeat(3_000);
       const text = new URLSearchParams([['_csrf', 't'], ['body', body], ['tag', 'a'], ['tag', 'b'], ['__proto__', 'x']]).toString();
-      const outcome = await pool.parseBody(new Uint8Array(Buffer.from(text)), 'form');
+      const outcome = await pool.parseBody([new Uint8Array(Buffer.from(text))], 'form');
       expect(outcome.ok && Object.entries(outcome.value as object)).toEqual(Object.entries(parseForm(text)));
     } finally {
       await pool.close();

@@ -77,7 +77,7 @@ describe('HtmlPool', () => {
   });
 
   it('parses large JSON bodies as Fastify does: poisoned and invalid ones come back not ok, and so do ones past 10,000 values', async () => {
-    const bytes = (text: string) => new Uint8Array(Buffer.from(text));
+    const bytes = (text: string) => [new Uint8Array(Buffer.from(text))];
     expect(await pool.parseBody(bytes('{"body":"<p>ü 😀</p>","n":[1,2]}'), 'json')).toEqual({ ok: true, value: { body: '<p>ü 😀</p>', n: [1, 2] } });
     for (const poisoned of ['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"body":', '']) {
       expect(await pool.parseBody(bytes(poisoned), 'json')).toEqual({ ok: false });
@@ -91,11 +91,24 @@ describe('HtmlPool', () => {
     expect(await pool.parseBody(fields(9_999), 'form')).toEqual({ ok: false, tooManyValues: true });
   });
 
+  it('parses a body in the chunks it arrived in, cut inside characters, each chunk transferred', async () => {
+    const text = JSON.stringify({ body: '<p>ü 😀 ✓</p>'.repeat(1_000) });
+    const whole = Buffer.from(text);
+    // Cut every 7 bytes: inside two-, three- and four-byte characters alike.
+    const parts = Array.from({ length: Math.ceil(whole.length / 7) }, (_, i) => new Uint8Array(whole.subarray(i * 7, i * 7 + 7)));
+    const owned = parts.map((part) => new Uint8Array(part));
+    expect(await pool.parseBody(owned, 'json')).toEqual({ ok: true, value: JSON.parse(text) });
+    expect(owned.every((part) => part.buffer.byteLength === 0)).toBe(true);
+    // Views into a larger buffer are copied: the buffer stays whole here.
+    expect(await pool.parseBody(parts.slice(0, 3), 'json')).toEqual({ ok: false });
+    expect(whole.toString()).toBe(text);
+  });
+
   it('refuses a JSON body beyond the queue bound with rate_limited', async () => {
     const bounded = new HtmlPool({ threads: 1, maxQueuedChars: 1, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
-      const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: 'x'.repeat(100_000) })));
-      const results = await Promise.allSettled([bounded.parseBody(bytes, 'json'), bounded.parseBody(bytes, 'json')]);
+      const parts = () => [new Uint8Array(Buffer.from(JSON.stringify({ body: 'x'.repeat(100_000) })))];
+      const results = await Promise.allSettled([bounded.parseBody(parts(), 'json'), bounded.parseBody(parts(), 'json')]);
       expect(results[0]).toMatchObject({ status: 'fulfilled', value: { ok: true } });
       expect((results[1] as PromiseRejectedResult).reason.toBody()).toMatchObject({ error: 'rate_limited' });
     } finally {
@@ -179,12 +192,12 @@ describe('HtmlPool', () => {
       for (const n of [1, 2]) {
         // A buffer of its own, as a request body is: it is transferred to the thread.
         const bytes = new Uint8Array(Buffer.from(JSON.stringify({ body: `${n}`.repeat(100_000) })));
-        expect(await bounded.parseBody(bytes, 'json')).toMatchObject({ ok: true, value: { body: `${n}`.repeat(100_000) } });
+        expect(await bounded.parseBody([bytes], 'json')).toMatchObject({ ok: true, value: { body: `${n}`.repeat(100_000) } });
       }
       // A view into a larger buffer is copied, not transferred: the buffer stays whole here.
       const shared = Buffer.from(`[padding]${JSON.stringify({ body: 'view' })}`);
       const view = shared.subarray('[padding]'.length);
-      expect(await bounded.parseBody(view, 'json')).toEqual({ ok: true, value: { body: 'view' } });
+      expect(await bounded.parseBody([view], 'json')).toEqual({ ok: true, value: { body: 'view' } });
       expect(shared.toString()).toBe('[padding]{"body":"view"}');
     } finally {
       await bounded.close();
@@ -220,7 +233,7 @@ describe('HtmlPool', () => {
       });
       expect(small.running).toBe(0);
       const objects = new Uint8Array(Buffer.from(`[${'{},'.repeat(1_700_000)}{}]`));
-      expect(await small.parseBody(objects, 'json')).toEqual({ ok: false, tooManyValues: true });
+      expect(await small.parseBody([objects], 'json')).toEqual({ ok: false, tooManyValues: true });
       expect(await small.nextBody(1, PLAIN_BODY, { body: PROTECTED_BODY })).toMatchObject({ ok: true });
     } finally {
       await small.close();
