@@ -585,12 +585,23 @@ class WordCounter {
     if (name === 'script' || name === 'style') this.inCode += opening ? 1 : -1;
   }
 
+  /** One pass over the characters, allocating nothing: `data.match(/\S+/g)` took twice as long. */
   text(data: string): void {
-    if (this.inCode > 0 || data === '') return;
-    const runs = data.match(/\S+/g)?.length ?? 0;
-    this.count += this.inWord && /^\S/.test(data) ? runs - 1 : runs;
-    this.inWord = /\S$/.test(data);
+    if (this.inCode > 0) return;
+    let inWord = this.inWord;
+    for (let i = 0; i < data.length; i++) {
+      const space = isWhiteSpace(data.charCodeAt(i));
+      if (!space && !inWord) this.count += 1;
+      inWord = !space;
+    }
+    this.inWord = inWord;
   }
+}
+
+/** Whether a UTF-16 code unit is white space as `\s` reads it (ECMAScript WhiteSpace and LineTerminator). */
+function isWhiteSpace(code: number): boolean {
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 /** Words of the text a reader sees: tags removed, entities decoded, split on white space. */

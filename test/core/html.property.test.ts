@@ -289,4 +289,16 @@ describe('wordCount properties', () => {
       runs,
     );
   });
+
+  it('counts the runs of non-white-space in text as /\\S+/g does, every white space character of JavaScript included', () => {
+    const spaces = [9, 10, 11, 12, 13, 32, 0xa0, 0x1680, ...Array.from({ length: 11 }, (_, i) => 0x2000 + i), 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
+    const unit = fc.oneof(fc.constantFrom(...spaces.map((code) => String.fromCharCode(code))), fc.constantFrom('a', 'é', '😀', '&', '<', '\u200b', '\u180e', '\u0085'));
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (text) => {
+        const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+        expect(wordCount(`<p>${escaped}</p>`)).toBe(text.match(/\S+/g)?.length ?? 0);
+      }),
+      runs,
+    );
+  });
 });
