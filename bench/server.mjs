@@ -12,7 +12,8 @@ const { openRuntime } = await import(`${dist}/runtime.js`);
 
 const settings = loadSettings({ ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off' });
 const runtime = await openRuntime(settings);
-const { app, stop } = await buildApp({ settings, services: runtime.services });
+const { app, stop, warm } = await buildApp({ settings, services: runtime.services });
+await warm();
 await app.listen({ port: 0, host: '127.0.0.1' });
 
 const delay = monitorEventLoopDelay({ resolution: 10 });

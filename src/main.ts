@@ -44,10 +44,12 @@ export async function serve(settings: Settings): Promise<void> {
       ].join('\n'),
     );
   }
-  const { app, stop } = await buildApp({ settings, services });
+  const { app, stop, warm } = await buildApp({ settings, services });
+  await warm();
   await app.listen({ port: settings.port, host: settings.host });
   // MCP_PORT: the MCP endpoint alone on a second listener, to expose it at its own address.
   const mcpApp = settings.mcpPort === undefined ? undefined : await buildMcpApp({ settings, services });
+  await mcpApp?.warm();
   await mcpApp?.app.listen({ port: settings.mcpPort, host: settings.host });
   // METRICS_PORT: /metrics alone on its own listener, on a private address (METRICS_HOST).
   const metricsApp = settings.metrics.port === undefined ? undefined : await buildMetricsApp({ settings, services });

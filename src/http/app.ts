@@ -10,7 +10,7 @@ import { agentInterfacePlugin } from '../mcp/plugin.js';
 /** The main listener: REST API, OpenAPI and docs, media, UI and the agent interface; one plugin per concern. */
 export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   const { settings, services } = options;
-  const { app, stop: close } = await buildBaseApp(options);
+  const { app, stop: close, warm } = await buildBaseApp(options);
   await app.register(cookie);
   await app.register(openApiPlugin, { settings });
   await app.register(restRoutes, { prefix: '/api/v1', services, operations });
@@ -23,5 +23,5 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     await close();
     await services.activity.flush();
   };
-  return { app, stop };
+  return { app, stop, warm };
 }

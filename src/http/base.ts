@@ -12,7 +12,7 @@ import { jsonBodyLimit } from './limits.js';
 import { metricsPlugin } from './metrics.js';
 import { pressurePlugin } from './pressure.js';
 import { requestIdOptions, requestIdPlugin } from './request-id.js';
-import { serializerCompiler } from './serializer.js';
+import { responseSerializers } from './serializer.js';
 import { withoutPathTokens } from './secret-paths.js';
 import { tracingPlugin } from './tracing.js';
 import { loopTurnsPlugin } from './turns.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
 export interface BuiltApp {
   app: FastifyInstance;
   stop: () => Promise<void>;
+  /** Makes the app ready and compiles its answers' serialisers (`compileAll`): run before it listens. */
+  warm: () => Promise<void>;
 }
 
 /** Request headers that carry secrets; no listener logs them. */
@@ -55,7 +57,8 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
     ...requestIdOptions,
   });
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  const serializers = responseSerializers();
+  app.setSerializerCompiler(serializers.compiler);
   // Only JSON (and, where a route declares it, multipart) is accepted: text/plain is a 415.
   app.removeContentTypeParser('text/plain');
   jsonBodyParser(app, services.htmlPool);
@@ -75,5 +78,9 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
     stopping = true;
     await app.close();
   };
-  return { app, stop };
+  const warm = async () => {
+    await app.ready();
+    await serializers.compileAll();
+  };
+  return { app, stop, warm };
 }

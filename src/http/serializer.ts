@@ -1,26 +1,56 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifySerializerCompiler } from 'fastify';
 import fastJson from 'fast-json-stringify';
 import { z } from 'zod';
 
-type Serialize = (data: unknown) => string;
+export type Serialize = (data: unknown) => string;
 type JsonSchema = Record<string, unknown>;
 
 /** Compiled serialisers by the JSON text of their schema: routes and apps share them. */
 const compiled = new Map<string, Serialize>();
 
+/** An app's serialiser compiler, and how to compile every serialiser it handed out. */
+export interface ResponseSerializers {
+  compiler: FastifySerializerCompiler<unknown>;
+  /**
+   * Compiles the serialisers not compiled yet, one per turn of the event loop. A serving node
+   * runs it before it listens: compiled on a route's first answer, a schema held the loop up to
+   * 66 ms (a write route's first 429 under the bench's load, on the machine of 2026-11-25).
+   */
+  compileAll(): Promise<void>;
+}
+
 /**
  * Answers are written by a function compiled from the route's zod response schema
  * (fast-json-stringify over its JSON Schema): only declared fields go out, in the schema's order,
  * as zod's encode did before `JSON.stringify`. A listArticles page took 48 µs that way, 12 µs
- * compiled. A schema is compiled on its route's first answer, so building an app costs nothing.
+ * compiled. A schema is compiled on its route's first answer, or by `compileAll`, so building an
+ * app (as the tests do, hundreds of times) costs nothing.
  */
-export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) => {
-  if (!(schema instanceof z.ZodType)) throw new TypeError('a response schema must be a zod schema');
-  let serialize: Serialize | undefined;
-  return (data: unknown) => (serialize ??= compile(schema))(data);
-};
+export function responseSerializers(compileSchema: (schema: z.ZodType) => Serialize = compileSerializer): ResponseSerializers {
+  const uncompiled = new Set<() => Serialize>();
+  return {
+    compiler: ({ schema }) => {
+      if (!(schema instanceof z.ZodType)) throw new TypeError('a response schema must be a zod schema');
+      let serialize: Serialize | undefined;
+      const compileNow = () => {
+        uncompiled.delete(compileNow);
+        return (serialize ??= compileSchema(schema));
+      };
+      uncompiled.add(compileNow);
+      return (data: unknown) => (serialize ?? compileNow())(data);
+    },
+    async compileAll() {
+      for (const compileNow of [...uncompiled]) {
+        compileNow();
+        await nextTurn();
+      }
+    },
+  };
+}
 
-function compile(schema: z.ZodType): Serialize {
+/** The serialiser of a zod response schema (shared with any earlier schema of the same JSON Schema). */
+export function compileSerializer(schema: z.ZodType): Serialize {
   const jsonSchema = simpleNullables(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema);
   const text = JSON.stringify(jsonSchema);
   let serialize = compiled.get(text);

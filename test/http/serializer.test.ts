@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { serializerCompiler } from '../../src/http/serializer.js';
+import { compileSerializer, responseSerializers } from '../../src/http/serializer.js';
 import { operations } from '../../src/operations/index.js';
 import { errorSchema } from '../../src/operations/schemas.js';
 
@@ -12,7 +12,7 @@ import { errorSchema } from '../../src/operations/schemas.js';
 
 type JsonSchema = Record<string, unknown>;
 
-const serializerOf = (schema: z.ZodType) => serializerCompiler({ schema, method: 'GET', url: '/test', httpStatus: '200' });
+const serializerOf = (schema: z.ZodType) => responseSerializers().compiler({ schema, method: 'GET', url: '/test', httpStatus: '200' });
 const zodText = (schema: z.ZodType, data: unknown) => JSON.stringify(z.encode(schema, data));
 
 /** Values for the subset of JSON Schema zod writes for our answers, with undeclared keys added to every object. */
@@ -77,6 +77,27 @@ describe('the compiled answer serialiser', () => {
   });
 
   it('refuses a schema that is not a zod schema', () => {
-    expect(() => serializerCompiler({ schema: { type: 'object' }, method: 'GET', url: '/test', httpStatus: '200' })).toThrow(/zod/);
+    expect(() => responseSerializers().compiler({ schema: { type: 'object' }, method: 'GET', url: '/test', httpStatus: '200' })).toThrow(/zod/);
+  });
+
+  it('compiles each serialiser once: on its first answer, or before it, by compileAll', async () => {
+    const compiled: z.ZodType[] = [];
+    const serializers = responseSerializers((schema) => {
+      compiled.push(schema);
+      return compileSerializer(schema);
+    });
+    const first = z.object({ a: z.number() });
+    const second = z.object({ b: z.string() });
+    const answerFirst = serializers.compiler({ schema: first, method: 'GET', url: '/a', httpStatus: '200' });
+    const answerSecond = serializers.compiler({ schema: second, method: 'GET', url: '/b', httpStatus: '200' });
+    expect(compiled).toEqual([]);
+    expect(answerFirst({ a: 1 })).toBe('{"a":1}');
+    expect(compiled).toEqual([first]);
+    await serializers.compileAll();
+    expect(compiled).toEqual([first, second]);
+    expect(answerSecond({ b: 'x' })).toBe('{"b":"x"}');
+    expect(answerFirst({ a: 2 })).toBe('{"a":2}');
+    await serializers.compileAll();
+    expect(compiled).toEqual([first, second]);
   });
 });
