@@ -11,6 +11,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
@@ -234,7 +235,9 @@ export class HtmlPool {
       // A part that is a buffer of its own (a chunk read from the socket) goes to the thread as it
       // is (transferred); a view into a larger buffer is copied.
       const transferList = [...new Set(parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer))];
-      return await runTask(this.started(), 'parseBody', { parts, kind }, { transferList });
+      const outcome = await runTask(this.started(), 'parseBody', { parts, kind }, { transferList });
+      largeTextsDecoded(outcome);
+      return outcome;
     } catch (error) {
       // Only a body of far more values than `maxBodyValues` fills a heap of 64 MB or more while parsed.
       if (outOfMemory(error)) return { ok: false, tooManyValues: true };

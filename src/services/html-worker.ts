@@ -7,9 +7,10 @@ import { setPriority } from 'node:os';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { workerData } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
-import { holdsAtMost, maxBodyValues } from '../core/body-values.js';
+import { holdsAtMost, largeTextsAsBytes, maxBodyValues } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import type { Utf8Text } from '../core/text-parts.js';
@@ -101,7 +102,7 @@ export type BodyOutcome = { ok: true; value: unknown } | { ok: false; tooManyVal
  * A large request body, parsed as the service's parsers parse small ones: JSON as Fastify's
  * default parser does (`__proto__` and `constructor.prototype` keys refused), a form by
  * `parseForm`. A value past `maxBodyValues` is not sent back: copying it into the event loop's
- * heap is what would cost.
+ * heap is what would cost. Its large strings go back as UTF-8, transferred (`largeTextsAsBytes`).
  */
 export function parseBody({ parts, kind }: BodyTask): BodyOutcome {
   let value: unknown;
@@ -113,7 +114,12 @@ export function parseBody({ parts, kind }: BodyTask): BodyOutcome {
   } finally {
     collectIfGrown();
   }
-  return holdsAtMost(value, maxBodyValues) ? { ok: true, value } : { ok: false, tooManyValues: true };
+  if (!holdsAtMost(value, maxBodyValues)) return { ok: false, tooManyValues: true };
+  const outcome: BodyOutcome = { ok: true, value };
+  const buffers = largeTextsAsBytes(outcome);
+  if (buffers.length === 0) return outcome;
+  // Piscina transfers the buffers and sends `outcome` (decoded by the pool: `largeTextsDecoded`).
+  return move({ [transferableSymbol]: buffers, [valueSymbol]: outcome }) as unknown as BodyOutcome;
 }
 
 export interface DiffTask {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { holdsAtMost, maxBodyValues } from '../../src/core/body-values.js';
+import { holdsAtMost, largeTextsAsBytes, largeTextsDecoded, maxBodyValues } from '../../src/core/body-values.js';
 
 /** Every value of `value`, itself included, counted one by one: what `holdsAtMost` bounds. */
 const countOf = (value: unknown): number =>
@@ -34,3 +34,22 @@ describe('holdsAtMost', () => {
     expect(holdsAtMost({ body: 'x', extra: unread }, maxBodyValues)).toBe(false);
   });
 });
+
+describe('large texts of a parsed body, as bytes and back', () => {
+  it('carries every string of 64 Ki characters or more as its UTF-8, at any depth, and gives the same value back', () => {
+    const large = (c: string) => `${c}😀é`.repeat(30_000);
+    const value = { body: large('a'), small: 'x'.repeat(64 * 1024 - 1), list: [1, large('b'), { deep: [large('c')] }], lone: `${large('d')}\ud800`, n: null };
+    const expected = structuredClone(value);
+    const outcome = { ok: true, value };
+    const buffers = largeTextsAsBytes(outcome);
+    expect(buffers).toHaveLength(3);
+    expect(outcome.value.body).toMatchObject({ text: expect.any(Uint8Array) });
+    // A lone surrogate would not survive UTF-8: that string stays a string.
+    expect(typeof outcome.value.lone).toBe('string');
+    expect(typeof outcome.value.small).toBe('string');
+    const received = structuredClone(outcome, { transfer: buffers });
+    largeTextsDecoded(received);
+    expect(received).toEqual({ ok: true, value: expected });
+  });
+});
+

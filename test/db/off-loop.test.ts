@@ -79,6 +79,15 @@ describe('the off-loop SQLite connection', () => {
     expect((await sql`select * from t where x is null`.execute(offLoop)).rows).toEqual([{ id: id + 1, x: null, b: null, n: null }]);
   });
 
+  it('reads texts on both sides of 64 Ki characters exactly, several large ones in one answer', async () => {
+    const { offLoop } = await open();
+    const texts = ['é'.repeat(64 * 1024 - 1), 'é'.repeat(64 * 1024), `${'x'.repeat(100_000)}😀`, '“quoted”'.repeat(20_000)];
+    for (const x of texts) await offLoop.insertInto('t' as never).values({ x } as never).execute();
+    const rows = (await sql<{ x: string; copy: string }>`select x, x || '!' as copy from t order by id`.execute(offLoop)).rows;
+    expect(rows.map(({ x }) => x)).toEqual(texts);
+    expect(rows.map(({ copy }) => copy)).toEqual(texts.map((x) => `${x}!`));
+  });
+
   it('answers SQLite errors as SQLite errors, with their codes', async () => {
     const { offLoop } = await open();
     await sql`insert into t (id, x) values (1, 'a')`.execute(offLoop);

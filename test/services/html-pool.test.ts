@@ -104,6 +104,12 @@ describe('HtmlPool', () => {
     expect(whole.toString()).toBe(text);
   });
 
+  it('gives back the large strings of a parsed body exactly (sent back as UTF-8), lone surrogates included', async () => {
+    const value = { body: '<p>ü 😀 “q”</p>'.repeat(20_000), reason: 'r', also: [`${'x'.repeat(70_000)}\ud800`] };
+    const parts = [new Uint8Array(Buffer.from(JSON.stringify(value)))];
+    expect(await pool.parseBody(parts, 'json')).toEqual({ ok: true, value });
+  });
+
   it('refuses a JSON body beyond the queue bound with rate_limited', async () => {
     const bounded = new HtmlPool({ threads: 1, maxQueuedChars: 1, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
