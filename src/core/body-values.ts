@@ -27,7 +27,7 @@ export function holdsAtMost(value: unknown, limit: number): boolean {
  * Strings this long (characters) in a body parsed by a pool thread cross back to the event loop
  * as UTF-8, transferred (`largeTextsAsBytes`), and are decoded there (`largeTextsDecoded`): read
  * out of the thread's message as a string, a 5 MB article body held the loop 25–30 ms (59 ms with a
- * character past Latin-1); received as bytes and decoded, 14 ms (on the machine of 2026-11-25).
+ * character past Latin-1); received as bytes and decoded, 14 ms (on the bench machine of 2026-11-24 night).
  */
 const largeTextChars = 64 * 1024;
 

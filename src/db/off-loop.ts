@@ -40,7 +40,7 @@ export async function rowWithBody<Row>(
  * this long in the rows read come back as UTF-8 too (`{ text: bytes }`), encoded by the thread and
  * transferred: the event loop only decodes them. Read out of the message as a string, a 5 MB body
  * held the loop 25–30 ms (59 ms with a character past Latin-1); received as bytes and decoded,
- * 14 ms (on the machine of 2026-11-25).
+ * 14 ms (on the bench machine of 2026-11-24 night).
  */
 const largeTextChars = 64 * 1024;
 

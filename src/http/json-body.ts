@@ -84,7 +84,7 @@ const joined = ({ parts, size }: ReceivedBody): Buffer => (parts.length === 1 ? 
  * copies it. Joined here, a 5 MB body held the loop for up to 41 ms in one turn
  * (Fastify's way, at the end), and copied chunk by chunk into a buffer of its length as it
  * arrived, 20–22 ms in the turns where two such bodies were read at once: most of it faulting in
- * the fresh memory, on the bench machine of 2026-11-25.
+ * the fresh memory, on the bench machine of 2026-11-24 night.
  */
 function readBody(request: FastifyRequest, payload: Readable, done: (error: Error | null, body?: ReceivedBody) => void): void {
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
