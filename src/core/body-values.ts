@@ -1,4 +1,6 @@
 /// <reference lib="es2024.string" />
+import { decodedText, type EncodedText, isEncodedText } from './text-parts.js';
+
 /**
  * The most values a request body may hold: JSON values (objects, arrays, strings, numbers,
  * booleans, nulls, the body itself included) or form fields and their repeats. The largest an
@@ -26,20 +28,12 @@ export function holdsAtMost(value: unknown, limit: number): boolean {
 /**
  * Strings this long (characters) in a body parsed by a pool thread cross back to the event loop
  * as UTF-8, transferred (`largeTextsAsBytes`), and are decoded there (`largeTextsDecoded`): read
- * out of the thread's message as a string, a 5 MB article body held the loop 25–30 ms (59 ms with a
- * character past Latin-1); received as bytes and decoded, 14 ms (on the bench machine of 2026-11-24 night).
+ * out of the thread's message as a string, a 5 MB article body held the loop 25–30 ms (59 ms with
+ * a character past Latin-1); received as bytes and decoded, 14 ms (the machine of 2026-11-24 night).
  */
 const largeTextChars = 64 * 1024;
 
 const encoder = new TextEncoder();
-
-/** A large text of a parsed body, as UTF-8 bytes. No parsed JSON or form value holds bytes. */
-interface EncodedText {
-  text: Uint8Array;
-}
-
-const isEncodedText = (value: unknown): value is EncodedText =>
-  typeof value === 'object' && value !== null && (value as { text?: unknown }).text instanceof Uint8Array;
 
 /** Calls `visit` on every object and array of a parsed body, after `visit` changed its parent. */
 function eachContainer(root: unknown, visit: (container: Record<string, unknown>) => void): void {
@@ -75,7 +69,7 @@ export function largeTextsAsBytes(root: unknown): ArrayBuffer[] {
 export function largeTextsDecoded(root: unknown): void {
   eachContainer(root, (container) => {
     for (const [key, value] of Object.entries(container)) {
-      if (isEncodedText(value)) container[key] = Buffer.from(value.text.buffer, value.text.byteOffset, value.text.byteLength).toString('utf8');
+      if (isEncodedText(value)) container[key] = decodedText(value);
     }
   });
 }

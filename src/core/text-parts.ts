@@ -46,3 +46,14 @@ export async function utf8InParts(text: string): Promise<Utf8Text> {
 
 /** The buffers of `text`, to transfer. */
 export const buffersOf = (text: Utf8Text): ArrayBuffer[] => text.utf8.map((part) => part.buffer as ArrayBuffer);
+
+/** A large text that came from a thread as UTF-8 bytes (transferred), to decode where it arrives. */
+export interface EncodedText {
+  text: Uint8Array;
+}
+
+/** Whether `value` is an `EncodedText`: no value read from a database or parsed from JSON or a form is one. */
+export const isEncodedText = (value: unknown): value is EncodedText =>
+  typeof value === 'object' && value !== null && (value as { text?: unknown }).text instanceof Uint8Array;
+
+export const decodedText = ({ text }: EncodedText): string => Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8');

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, type Expression, type Kysely, type QueryResult, type SqlBool, sql } from 'kysely';
-import { buffersOf, utf8InParts } from '../core/text-parts.js';
+import { buffersOf, decodedText, isEncodedText, utf8InParts } from '../core/text-parts.js';
 import type { Database } from './schema.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
 
@@ -144,13 +144,10 @@ function withBuffers(row: unknown): unknown {
   const record = row as Record<string, unknown>;
   for (const [column, value] of Object.entries(record)) {
     if (value instanceof Uint8Array && !Buffer.isBuffer(value)) record[column] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    else if (isEncodedText(value)) record[column] = Buffer.from(value.text.buffer, value.text.byteOffset, value.text.byteLength).toString('utf8');
+    else if (isEncodedText(value)) record[column] = decodedText(value);
   }
   return record;
 }
-
-const isEncodedText = (value: unknown): value is { text: Uint8Array } =>
-  typeof value === 'object' && value !== null && !(value instanceof Uint8Array) && (value as { text?: unknown }).text instanceof Uint8Array;
 
 /**
  * The size (bytes) this connection cuts the write-ahead log back to, when its commit is the first

@@ -15,7 +15,7 @@ export interface ResponseSerializers {
   /**
    * Compiles the serialisers not compiled yet, one per turn of the event loop. A serving node
    * runs it before it listens: compiled on a route's first answer, a schema held the loop up to
-   * 66 ms (a write route's first 429 under the bench's load, on the bench machine of 2026-11-24 night).
+   * 66 ms (a write route's first 429 under the bench's load, on the machine of 2026-11-24 night).
    */
   compileAll(): Promise<void>;
 }

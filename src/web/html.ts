@@ -7,7 +7,8 @@ import { textParts } from '../core/text-parts.js';
  * the parts it was built from, and joined only where it is read whole (`value`): a page around a
  * large article body is sent part by part (`sendPage`). Joined, the escaped parts of a 4.8 MB body
  * held the event loop 76 ms, and cutting the whole page again for sending 99 ms more (a V8 string
- * built by appending is flattened, copied whole, when first cut), on the bench machine of 2026-11-24 night.
+ * built by appending is flattened, copied whole, when first cut), on the bench machine of
+ * 2026-11-24 night.
  */
 export class SafeHtml {
   readonly parts: readonly string[];
