@@ -113,7 +113,7 @@ function problemPage(reply: FastifyReply, status: number, message: string): Fast
   <p>${message}</p>
   <p><a href="/app">Go to Anchorage</a></p>
 </section>`,
-      }),
+      }).value,
     );
 }
 
