@@ -102,8 +102,9 @@ function readBody(request: FastifyRequest, payload: Readable, done: (error: Erro
     done(error, body);
   };
   const onData = (chunk: Buffer) => {
-    if (received + chunk.length > limit || received + chunk.length > declared) {
-      finish(received + chunk.length > limit ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    // Past the limit, reading stops; any other mismatch with Content-Length is found at the end.
+    if (received + chunk.length > limit) {
+      finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
       return;
     }
     parts.push(chunk);

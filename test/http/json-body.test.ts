@@ -65,6 +65,23 @@ describe('large JSON request bodies', () => {
   });
 });
 
+describe('request bodies that do not match their Content-Length', () => {
+  it.each([
+    ['longer, small', JSON.stringify({ body: PROTECTED_BODY }), 10],
+    ['longer, large', JSON.stringify({ body: largeBody }), 300_000],
+    ['shorter, small', JSON.stringify({ body: PROTECTED_BODY }), 100_000],
+  ])('are refused with 400, %s, and change nothing', async (_, payload, declared) => {
+    const before = await snapshot(h, a);
+    const res = await send(h.app, 'PUT', `/api/v1/articles/${a.articleId}`, a.customer.key, undefined, {
+      payload,
+      headers: { 'content-type': 'application/json', 'content-length': String(declared) },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_json', message: 'The request body does not match its Content-Length.' });
+    await expectUnchanged(h, a, before);
+  });
+});
+
 describe('request bodies holding more than 10,000 values', () => {
   /** A PUT body of `values` JSON values: the object, its body, `extra` and the numbers in it. */
   const withValues = (values: number) => JSON.stringify({ body: PROTECTED_BODY, extra: new Array(values - 3).fill(0) });
