@@ -65,11 +65,13 @@ export function largeTextsAsBytes(root: unknown): ArrayBuffer[] {
   return buffers;
 }
 
-/** Undoes `largeTextsAsBytes` on `root`, in place. */
-export function largeTextsDecoded(root: unknown): void {
+/** Undoes `largeTextsAsBytes` on `root`, in place (each text decoded in parts: `decodedText`). */
+export async function largeTextsDecoded(root: unknown): Promise<void> {
+  const encoded: [Record<string, unknown>, string, EncodedText][] = [];
   eachContainer(root, (container) => {
     for (const [key, value] of Object.entries(container)) {
-      if (isEncodedText(value)) container[key] = decodedText(value);
+      if (isEncodedText(value)) encoded.push([container, key, value]);
     }
   });
+  for (const [container, key, value] of encoded) container[key] = await decodedText(value);
 }

@@ -7,8 +7,8 @@ import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
-import { offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
-import type { ArticleRow, Database } from '../db/schema.js';
+import { bodyBytes, bodyReadOnLoop, offLoopBodyBytes } from '../db/off-loop.js';
+import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
 import { articleETag, type ArticleWithBody, toArticleWithBody } from './articles.js';
@@ -64,7 +64,42 @@ export interface EditInput {
 const largeBody = offLoopBodyBytes;
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
-type NextState = ArticleState & { sanitized: string[]; word_count: number | null; protected_links: ProtectedLink[]; clean: boolean };
+type NextState = ArticleState & {
+  sanitized: string[];
+  word_count: number | null;
+  protected_links: ProtectedLink[];
+  clean: boolean;
+  /** The body is the current one. */
+  unchanged: boolean;
+};
+
+/**
+ * An article as a write reads it: a large body (SQLite) as its UTF-8 bytes, which go to the HTML
+ * pool as they are. Decoded here and encoded again for the pool, a 5 MB body took the event loop
+ * about 20 ms and left two copies of it (15 MB) in its memory.
+ */
+type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array };
+
+/** Every column of an article but its body. */
+const columnsButBody = Object.keys({
+  id: true,
+  site_id: true,
+  account_id: true,
+  title: true,
+  url: true,
+  status: true,
+  published_at: true,
+  target_keyword: true,
+  word_count: true,
+  featured_image_url: true,
+  meta_description: true,
+  current_revision_id: true,
+  protected_links: true,
+  body_sanitizer: true,
+  version: true,
+  created_at: true,
+  updated_at: true,
+} satisfies Record<Exclude<keyof ArticlesTable, 'body'>, true>) as Exclude<keyof ArticlesTable, 'body'>[];
 
 /** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
 function ifMatchHolds(header: string, etag: string): boolean {
@@ -74,26 +109,26 @@ function ifMatchHolds(header: string, etag: string): boolean {
     .some((tag) => tag === '*' || tag === etag);
 }
 
-const stateOf = (row: ArticleRow): ArticleState => ({
+/** The row's state but its body. */
+const textsOf = (row: WritableRow): Omit<ArticleState, 'body'> => ({
   title: row.title,
-  body: row.body,
   meta_description: row.meta_description,
   featured_image_url: row.featured_image_url,
 });
 
-const sameState = (a: ArticleState, b: ArticleState) =>
-  a.title === b.title && a.body === b.body && a.meta_description === b.meta_description && a.featured_image_url === b.featured_image_url;
+const sameState = (next: NextState, row: WritableRow) =>
+  next.unchanged && next.title === row.title && next.meta_description === row.meta_description && next.featured_image_url === row.featured_image_url;
 
 /** What a new body brings to the next state. */
-type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links' | 'clean'>;
+type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links' | 'clean' | 'unchanged'>;
 
 /** The next state with a new body and, where given, a new title and meta description. */
 const withTexts = (
-  row: ArticleRow,
+  row: WritableRow,
   texts: { title?: string; meta_description?: string },
   content: BodyContent,
 ): NextState => ({
-  ...stateOf(row),
+  ...textsOf(row),
   title: texts.title ?? row.title,
   meta_description: texts.meta_description ?? row.meta_description,
   ...content,
@@ -143,7 +178,7 @@ export class ArticleWritesService {
     options: WriteOptions = {},
   ): Promise<WriteResult> {
     return this.write(actor, articleId, 'replaceFeaturedImage', input.fingerprint, options, input.reason, async (row) => ({
-      ...stateOf(row),
+      ...textsOf(row),
       ...(await this.bodyFor(actor, row, { replacements: [] })),
       featured_image_url: input.url,
     }));
@@ -164,10 +199,10 @@ export class ArticleWritesService {
   }
 
   /** The body after `change`, sanitised and guarded; a refusal is thrown as its AppError. */
-  private async bodyFor(actor: Actor, row: ArticleRow, change: BodyChange): Promise<BodyContent> {
+  private async bodyFor(actor: Actor, row: WritableRow, change: BodyChange): Promise<BodyContent> {
     const outcome = await this.html.nextBody(actor.accountId, row.body, change, row.body_sanitizer === SANITIZER_VERSION);
     if (!outcome.ok) throw AppError.fromBody(outcome.error);
-    return outcome.next;
+    return { ...outcome.next, unchanged: outcome.unchanged };
   }
 
   private async write(
@@ -177,7 +212,7 @@ export class ArticleWritesService {
     request: unknown,
     options: WriteOptions,
     reason: string | undefined,
-    next: (row: ArticleRow) => Promise<NextState>,
+    next: (row: WritableRow) => Promise<NextState>,
   ): Promise<WriteResult> {
     const key = options.dryRun ? undefined : options.idempotencyKey;
     if (key === undefined) return this.apply(actor, articleId, options, reason ?? null, next);
@@ -210,7 +245,7 @@ export class ArticleWritesService {
     articleId: number,
     options: WriteOptions,
     reason: string | null,
-    next: (row: ArticleRow) => Promise<NextState>,
+    next: (row: WritableRow) => Promise<NextState>,
     idempotencyKey?: string,
   ): Promise<WriteResult> {
     for (;;) {
@@ -223,9 +258,10 @@ export class ArticleWritesService {
       if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
         throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
       }
-      const { sanitized, word_count, protected_links, clean, ...state } = await next(row);
+      const nextState = await next(row);
+      const { sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = nextState;
       const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
-      if (options.dryRun || sameState(state, stateOf(row))) {
+      if (options.dryRun || sameState(nextState, row)) {
         return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false };
       }
       // The HTML work may have come back from a pool thread, in a turn of the loop shared with
@@ -245,7 +281,7 @@ export class ArticleWritesService {
   /** Stores the next state in one transaction, unless the row moved past `row.version`. */
   private async store(
     actor: Actor,
-    row: ArticleRow,
+    row: WritableRow,
     state: ArticleState & { word_count: number | null; protected_links: string; body_sanitizer: number | null },
     sanitized: string[],
     reason: string | null,
@@ -293,8 +329,12 @@ export class ArticleWritesService {
    * The article if the actor may change it: another account's article is not found, or
    * forbidden for admin keys, which may read it.
    */
-  private async writable(actor: Actor, articleId: number): Promise<ArticleRow> {
-    const row = await rowWithBody(this.db, this.offLoop, (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId));
+  private async writable(actor: Actor, articleId: number): Promise<WritableRow> {
+    const onLoop = this.db.selectFrom('articles').selectAll().where('id', '=', articleId);
+    const row = this.offLoop
+      ? ((await onLoop.where(bodyReadOnLoop).executeTakeFirst()) ??
+        (await this.offLoop.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId).executeTakeFirst()))
+      : await onLoop.executeTakeFirst();
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');

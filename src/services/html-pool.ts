@@ -10,9 +10,9 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { type BodyChange, changeSize, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { type BodyChange, changeSize, type NextBody, nextBody } from '../core/article-body.js';
 import { largeTextsDecoded } from '../core/body-values.js';
-import { AppError, validationFailed } from '../core/errors.js';
+import { AppError, type ErrorBody, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
 import { buffersOf, utf8InParts } from '../core/text-parts.js';
@@ -58,11 +58,11 @@ export const threadExecArgv = fromSource
 export const threadResourceLimits = (heapMb: number) => ({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: heapMb });
 
 /**
- * Tasks this large (characters of current body + change) run one at a time, and cross to the
- * thread as UTF-8 in parts. A 5 MB body costs a worker 0.5–2 s and 50 MB while it is parsed, so
- * large bodies never hold every thread (the pool has at least two: edits of ordinary articles keep
- * one) and never add up in memory. (They had a thread of their own before: one V8 heap more,
- * 13 MB idle and 55 MB at work.)
+ * Tasks this large (characters of current body + change; bytes of a request body) run one at a
+ * time, and cross to the thread as UTF-8. A 5 MB body costs a worker 0.5–2 s and 50 MB while it
+ * is parsed, so large bodies never hold every thread (the pool has at least two: edits of ordinary
+ * articles keep one) and never add up in memory. (They had a thread of their own before: one V8
+ * heap more, 13 MB idle and 55 MB at work.)
  */
 const largeTaskChars = 1_000_000;
 
@@ -96,13 +96,23 @@ interface PreparedTask {
 }
 
 /** A task with its large strings as transferred UTF-8, encoded in parts (see `utf8InParts`). */
-async function encodedTask(current: string, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
-  const encodedCurrent = await utf8InParts(current);
+async function encodedTask(current: string | Uint8Array, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
+  const encodedCurrent = typeof current === 'string' ? await utf8InParts(current) : { utf8: [ownBuffer(current)] };
   const encodedChange = 'body' in change ? { body: await utf8InParts(change.body) } : change;
   const transferList = buffersOf(encodedCurrent);
   if ('body' in encodedChange) transferList.push(...buffersOf(encodedChange.body));
   return { task: { current: encodedCurrent, change: encodedChange, currentClean }, transferList };
 }
+
+/** `bytes` in a buffer of their own, to transfer: the bytes themselves when they already are. */
+const ownBuffer = (bytes: Uint8Array): Uint8Array =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+
+/**
+ * `nextBody`'s outcome; `unchanged` when the next body is the current one (the body the pool was
+ * given as bytes, which it no longer holds, is compared by the thread).
+ */
+export type PooledOutcome = { ok: true; next: NextBody; unchanged: boolean } | { ok: false; error: ErrorBody };
 
 /** Milliseconds a comparison of small bodies may take on the event loop before it goes to a thread. */
 const inlineDiffMs = 10;
@@ -129,19 +139,26 @@ export class HtmlPool {
 
   /**
    * The next body for `change` (`currentClean`: see core `nextBody`); refusals of the change
-   * itself come back as values.
+   * itself come back as values. A large current body may come as its UTF-8 bytes, as the off-loop
+   * connection read them: they go to the thread as they are (transferred), never decoded here.
    */
-  async nextBody(accountId: number, current: string, change: BodyChange, currentClean = false): Promise<NextBodyOutcome> {
-    const size = changeSize(current, change);
-    if (size < this.settings.inlineBelow) return nextBody(current, change, currentClean);
+  async nextBody(accountId: number, current: string | Uint8Array, change: BodyChange, currentClean = false): Promise<PooledOutcome> {
+    const size = typeof current === 'string' ? changeSize(current, change) : current.byteLength + changeSize('', change);
+    if (typeof current === 'string' && size < this.settings.inlineBelow) {
+      const outcome = nextBody(current, change, currentClean);
+      return outcome.ok ? { ...outcome, unchanged: outcome.next.body === current } : outcome;
+    }
     // Handing the text to a worker copies it: not in the same turn as reading it. The bounds are
     // checked after this turn, in the same one that counts the task.
     await nextTurn();
     this.refuseOverQueue(size, 'The server is busy with large edits; retry in a moment. Nothing was saved.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
-      const outcome = await this.run(size, () => (size < largeTaskChars ? { task: { current, change, currentClean } } : encodedTask(current, change, currentClean)));
-      return 'asSent' in outcome ? { ok: true, next: { ...outcome.next, body: (change as { body: string }).body } } : outcome;
+      const outcome = await this.run(size, () =>
+        typeof current === 'string' && size < largeTaskChars ? { task: { current, change, currentClean } } : encodedTask(current, change, currentClean),
+      );
+      if (!('asSent' in outcome)) return outcome;
+      return { ok: true, next: { ...outcome.next, body: (change as { body: string }).body }, unchanged: outcome.unchanged };
     } finally {
       release();
     }
@@ -224,7 +241,10 @@ export class HtmlPool {
    * A large request body, parsed by a pool thread (`parseBody` in html-worker.ts): decoding and
    * parsing a 5 MB JSON body took 30–45 ms on the event loop, a 5 MB form (8.8 MB encoded)
    * 280–440 ms. It comes in `parts`, the chunks it arrived in; its bytes count against the queue
-   * bound while it waits and runs.
+   * bound while it waits and runs. A body of `largeTaskChars` bytes or more is parsed in the large
+   * turn, as a large edit is: the bench's 5 MB PUTs had one body parsed while another was edited,
+   * two threads' heaps grown at once, and the server's peak RSS fell from 266–301 MB to 245–262 MB
+   * (quick runs of the loop) once they took turns.
    */
   async parseBody(parts: Uint8Array[], kind: BodyTask['kind']): Promise<BodyOutcome> {
     // Read before the buffers are handed over: a transferred buffer has no length left here.
@@ -235,8 +255,9 @@ export class HtmlPool {
       // A part that is a buffer of its own (a chunk read from the socket) goes to the thread as it
       // is (transferred); a view into a larger buffer is copied.
       const transferList = [...new Set(parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer))];
-      const outcome = await runTask(this.started(), 'parseBody', { parts, kind }, { transferList });
-      largeTextsDecoded(outcome);
+      const parse = () => runTask(this.started(), 'parseBody', { parts, kind }, { transferList });
+      const outcome = await (size < largeTaskChars ? parse() : this.inLargeTurn(parse));
+      await largeTextsDecoded(outcome);
       return outcome;
     } catch (error) {
       // Only a body of far more values than `maxBodyValues` fills a heap of 64 MB or more while parsed.

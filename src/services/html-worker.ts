@@ -9,7 +9,8 @@ import { runInNewContext } from 'node:vm';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
-import { type BodyChange, type NextBody, nextBody, type NextBodyOutcome } from '../core/article-body.js';
+import { type BodyChange, type NextBody, nextBody } from '../core/article-body.js';
+import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
@@ -66,22 +67,29 @@ export interface HtmlTask {
 /**
  * A task's outcome. A next body equal to the body sent (a clean body, as clients send back what
  * they read) is not sent back (`asSent`): the pool has it, and reading a 5 MB string out of a
- * message took the event loop 15–27 ms.
+ * message took the event loop 15–27 ms. `unchanged`: the next body is the current one.
  */
-export type HtmlOutcome = NextBodyOutcome | { ok: true; asSent: true; next: Omit<NextBody, 'body'> };
+export type HtmlOutcome =
+  | { ok: false; error: ErrorBody }
+  | { ok: true; next: NextBody; unchanged: boolean }
+  | { ok: true; asSent: true; next: Omit<NextBody, 'body'>; unchanged: boolean };
 
 export default function run({ current, change, currentClean, started }: HtmlTask): HtmlOutcome {
   const cell = new Int32Array(started);
   Atomics.store(cell, 0, 1);
   Atomics.notify(cell, 0);
   const resolved: BodyChange = 'body' in change ? { body: text(change.body) } : change;
-  const outcome = nextBody(text(current), resolved, currentClean);
+  const currentText = text(current);
+  const outcome = nextBody(currentText, resolved, currentClean);
   collectIfGrown();
-  if (!outcome.ok || !('body' in change) || !('body' in resolved) || outcome.next.body !== resolved.body) return outcome;
+  if (!outcome.ok) return outcome;
+  // Compared here: the pool may hold the current body only as the bytes it sent.
+  const unchanged = outcome.next.body === currentText;
+  if (!('body' in change) || !('body' in resolved) || outcome.next.body !== resolved.body) return { ...outcome, unchanged };
   // A lone surrogate sent as UTF-8 arrives as U+FFFD: the pool's string is then not this one.
-  if (typeof change.body !== 'string' && resolved.body.includes('\uFFFD')) return outcome;
+  if (typeof change.body !== 'string' && resolved.body.includes('\uFFFD')) return { ...outcome, unchanged };
   const { body: _same, ...next } = outcome.next;
-  return { ok: true, asSent: true, next };
+  return { ok: true, asSent: true, next, unchanged };
 }
 
 const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : value.utf8.map(decoded).join(''));

@@ -36,7 +36,7 @@ describe('holdsAtMost', () => {
 });
 
 describe('large texts of a parsed body, as bytes and back', () => {
-  it('carries every string of 64 Ki characters or more as its UTF-8, at any depth, and gives the same value back', () => {
+  it('carries every string of 64 Ki characters or more as its UTF-8, at any depth, and gives the same value back', async () => {
     const large = (c: string) => `${c}😀é`.repeat(30_000);
     const value = { body: large('a'), small: 'x'.repeat(64 * 1024 - 1), list: [1, large('b'), { deep: [large('c')] }], lone: `${large('d')}\ud800`, n: null };
     const expected = structuredClone(value);
@@ -48,7 +48,7 @@ describe('large texts of a parsed body, as bytes and back', () => {
     expect(typeof outcome.value.lone).toBe('string');
     expect(typeof outcome.value.small).toBe('string');
     const received = structuredClone(outcome, { transfer: buffers });
-    largeTextsDecoded(received);
+    await largeTextsDecoded(received);
     expect(received).toEqual({ ok: true, value: expected });
   });
 });

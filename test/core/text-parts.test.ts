@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { textParts } from '../../src/core/text-parts.js';
+import { decodedText, textParts } from '../../src/core/text-parts.js';
 
 // Large texts are encoded to UTF-8 a part at a time (answers, tasks for pool threads): the parts
 // must make up the text and never split a surrogate pair, or its halves become U+FFFD.
@@ -22,5 +22,24 @@ describe('textParts', () => {
 
   it('gives nothing for an empty text', () => {
     expect([...textParts('', 4)]).toEqual([]);
+  });
+});
+
+describe('decodedText', () => {
+  it('decodes UTF-8 in parts cut between characters: every width across every part boundary (256 KiB)', async () => {
+    // Each shift moves the characters against the boundaries by one byte: every cut position
+    // inside a 2-, 3- and 4-byte character comes up.
+    for (const shift of ['', 'x', 'xx', 'xxx']) {
+      const text = `${shift}${'aü中😀'.repeat(120_000)}end`;
+      const bytes = new Uint8Array(Buffer.from(text, 'utf8'));
+      expect(bytes.byteLength).toBeGreaterThan(3 * 256 * 1024);
+      expect((await decodedText({ text: bytes })) === text).toBe(true);
+    }
+    expect(await decodedText({ text: new Uint8Array(0) })).toBe('');
+  });
+
+  it('decodes a view into a larger buffer, only its own bytes', async () => {
+    const buffer = Buffer.from('before|ü😀 middle|after', 'utf8');
+    expect(await decodedText({ text: buffer.subarray(7, buffer.indexOf('|after')) })).toBe('ü😀 middle');
   });
 });

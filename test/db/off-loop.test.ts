@@ -8,7 +8,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db, isUniqueViolation } from '../../src/db/connect.js';
-import { OffLoopRunner } from '../../src/db/off-loop.js';
+import { bodyBytes, OffLoopRunner } from '../../src/db/off-loop.js';
 import { Lock } from '../../src/core/lock.js';
 
 // A SQLite node has a second connection in a thread of its own (src/db/off-loop.ts) for the
@@ -77,6 +77,19 @@ describe('the off-loop SQLite connection', () => {
     expect(fromThread.x === large).toBe(true);
     expect(Buffer.isBuffer(fromThread.b) && fromThread.b.equals(blob)).toBe(true);
     expect((await sql`select * from t where x is null`.execute(offLoop)).rows).toEqual([{ id: id + 1, x: null, b: null, n: null }]);
+  });
+
+  it('reads a large text as its UTF-8 bytes (bodyBytes), handed over whole', async () => {
+    const { offLoop } = await open();
+    const large = 'a😀é'.repeat(300_000);
+    const inserted = await offLoop.insertInto('t' as never).values({ x: large } as never).returning(['id' as never]).executeTakeFirstOrThrow();
+    const id = (inserted as { id: number }).id;
+    const { rows } = await sql<{ x: Buffer }>`select ${bodyBytes} as x from (select x as body from t where id = ${id})`.execute(offLoop);
+    const bytes = rows[0]!.x;
+    expect(Buffer.isBuffer(bytes)).toBe(true);
+    expect(bytes.equals(Buffer.from(large, 'utf8'))).toBe(true);
+    // Transferred, not copied: the bytes have a buffer of their own.
+    expect(bytes.buffer.byteLength).toBe(bytes.byteLength);
   });
 
   it('reads texts on both sides of 64 Ki characters exactly, several large ones in one answer', async () => {

@@ -159,6 +159,28 @@ describe('large articles (SQLite: read and stored by the off-loop connection)', 
     // The refusal's record is written in the background, the change's with the change.
     expect(logged.filter((entry) => entry.operation === 'editArticle').map((entry) => entry.status).sort()).toEqual([200, 409]);
   });
+
+  it('a PUT of the large body it has, or a PATCH that leaves the body as it is, stores no new body (the thread compares them)', async () => {
+    const seeded = await seedArticle(h.services);
+    expect((await send(h.app, 'PUT', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, { body: largeBody })).status).toBe(200);
+    const before = await snapshot(h, seeded);
+
+    const same = await send(h.app, 'PUT', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, { body: largeBody });
+    expect(same.status).toBe(200);
+    expect(same.body.data.body === largeBody).toBe(true);
+    const untouched = await send(h.app, 'PATCH', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, { replacements: [{ find: 'Intro paragraph', replace: 'Intro paragraph' }] });
+    expect(untouched.status).toBe(200);
+    expect(untouched.body.data.body === largeBody).toBe(true);
+    await expectUnchanged(h, seeded, before);
+
+    const retitled = await send(h.app, 'PATCH', `/api/v1/articles/${seeded.articleId}`, seeded.customer.key, { title: 'Retitled' });
+    expect(retitled.status).toBe(200);
+    expect(retitled.body.data.body === largeBody && retitled.body.data.title === 'Retitled').toBe(true);
+    const after = await snapshot(h, seeded);
+    expect(after.row.body === largeBody && after.row.title === 'Retitled').toBe(true);
+    expect(after.revisions).toBe(before.revisions + 1);
+    expect((await revisionsOf(h, seeded.articleId)).at(-1)!.body === largeBody).toBe(true);
+  });
 });
 
 describe('large JSON request bodies past the queue bound', () => {

@@ -13,6 +13,12 @@ import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { BACKLINK, INTERNAL, PLAIN_BODY, PROTECTED_BODY, put, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
+/** What the pool answers: the inline outcome, and whether the next body is the current one. */
+const pooledOutcome = (current: string, change: BodyChange) => {
+  const outcome = nextBody(current, change);
+  return outcome.ok ? { ...outcome, unchanged: outcome.next.body === current } : outcome;
+};
+
 /** Every task goes to one worker thread. */
 const pooled = () => new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
 
@@ -32,7 +38,7 @@ describe('HtmlPool', () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...stored), change, async (current, c) => {
-        expect(await pool.nextBody(1, current, c)).toEqual(nextBody(current, c));
+        expect(await pool.nextBody(1, current, c)).toEqual(pooledOutcome(current, c));
       }),
       { numRuns: 60 },
     );
@@ -44,9 +50,9 @@ describe('HtmlPool', () => {
     expect(clean).toMatchObject({ ok: true, asSent: true });
     expect(clean.ok && 'body' in clean.next).toBe(false);
     expect(task(PROTECTED_BODY, { body: `${PROTECTED_BODY}<p onclick="x()">a</p>` })).toMatchObject({ ok: true, next: { body: `${PROTECTED_BODY}<p>a</p>` } });
-    expect(task(PROTECTED_BODY, { replacements: [] })).toMatchObject({ ok: true, next: { body: PROTECTED_BODY } });
+    expect(task(PROTECTED_BODY, { replacements: [] })).toMatchObject({ ok: true, unchanged: true, next: { body: PROTECTED_BODY } });
     const sent = PLAIN_BODY + PROTECTED_BODY;
-    expect(await pool.nextBody(1, PROTECTED_BODY, { body: sent })).toEqual(nextBody(PROTECTED_BODY, { body: sent }));
+    expect(await pool.nextBody(1, PROTECTED_BODY, { body: sent })).toEqual(pooledOutcome(PROTECTED_BODY, { body: sent }));
   });
 
   it.skipIf(process.platform !== 'linux')('runs its threads below the event loop’s priority, so a busy pool cannot starve the loop', async () => {
@@ -171,9 +177,37 @@ describe('HtmlPool', () => {
         const changes: BodyChange[] = [{ body: `${current}<p>ß ${shift}😀</p>` }, { replacements: [{ find: 'ü', replace: 'ö 😀' }] }];
         for (const change of changes) {
           expect(changeSize(current, change)).toBeGreaterThan(1_000_000);
-          expect(await lanes.nextBody(1, current, change)).toEqual(nextBody(current, change));
+          expect(await lanes.nextBody(1, current, change)).toEqual(pooledOutcome(current, change));
         }
       }
+    } finally {
+      await lanes.close();
+    }
+  });
+
+  it('takes a large current body as its UTF-8 bytes (as the off-loop connection reads it) and answers as for its string', async () => {
+    const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      const current = sanitizeTrusted(`${PROTECTED_BODY}<p>${'😀'.repeat(300_000)} ü — 中 ${'a'.repeat(400_000)}</p>`);
+      const changes: BodyChange[] = [
+        { body: current },
+        { body: `${current}<p>ß 😀</p>` },
+        { body: PLAIN_BODY },
+        { replacements: [] },
+        { replacements: [{ find: 'ü', replace: 'ö 😀' }] },
+        { replacements: [{ find: 'ü', replace: 'ü' }] },
+        { replacements: [{ find: 'not there', replace: 'x' }] },
+      ];
+      for (const change of changes) {
+        const bytes = new Uint8Array(Buffer.from(current, 'utf8'));
+        expect(await lanes.nextBody(1, bytes, change)).toEqual(pooledOutcome(current, change));
+        // Handed over: the thread has them now.
+        expect(bytes.byteLength).toBe(0);
+      }
+      // A view into a larger buffer is copied: the buffer it is part of stays here.
+      const shared = Buffer.from(`x${current}`, 'utf8');
+      expect(await lanes.nextBody(1, shared.subarray(1), { replacements: [] })).toMatchObject({ ok: true, unchanged: true, next: { body: current } });
+      expect(shared.byteLength).toBeGreaterThan(0);
     } finally {
       await lanes.close();
     }
