@@ -38,6 +38,12 @@ describe('decodedText', () => {
     expect(await decodedText({ text: new Uint8Array(0) })).toBe('');
   });
 
+  it('reads ASCII as it is, large or small', async () => {
+    for (const text of ['', 'a', '<p>ascii only</p>'.repeat(100_000)]) {
+      expect((await decodedText({ text: new Uint8Array(Buffer.from(text, 'ascii')) })) === text).toBe(true);
+    }
+  });
+
   it('decodes a view into a larger buffer, only its own bytes', async () => {
     const buffer = Buffer.from('before|ü😀 middle|after', 'utf8');
     expect(await decodedText({ text: buffer.subarray(7, buffer.indexOf('|after')) })).toBe('ü😀 middle');
