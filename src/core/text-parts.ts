@@ -84,13 +84,3 @@ export async function decodedText({ text }: EncodedText): Promise<string> {
 }
 
 const isContinuation = (byte: number) => (byte & 0xc0) === 0x80;
-
-/**
- * UTF-8 `parts` as one string, at once (in a pool thread): ASCII read as Latin-1, outside the
- * heap past about 1 MB (see `decodedText`), which kept a thread's heap 10 MB smaller while it
- * worked on two 5 MB bodies.
- */
-export function joinedText(parts: readonly Uint8Array[]): string {
-  const bytes = Buffer.concat(parts);
-  return bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
-}

@@ -189,15 +189,10 @@ setFlagsFromString('--expose-gc');
 const collectGarbage = require('node:vm').runInNewContext('gc');
 setFlagsFromString('--no-expose-gc');
 const statements = new Map();
-const { isAscii } = require('node:buffer');
-// As joinedText (core/text-parts.ts): ASCII as Latin-1, a string outside the heap.
-const joinedText = (parts) => {
-  const bytes = Buffer.concat(parts);
-  return bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
-};
+const decoder = new TextDecoder();
 const valueOf = (value) => {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (value && typeof value === 'object' && Array.isArray(value.utf8)) return joinedText(value.utf8);
+  if (value && typeof value === 'object' && Array.isArray(value.utf8)) return value.utf8.map((part) => decoder.decode(part)).join('');
   return value;
 };
 parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {

@@ -14,7 +14,7 @@ import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
-import { joinedText, type Utf8Text } from '../core/text-parts.js';
+import type { Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 /** What the pool gives each thread (`poolThreadNice` in html-pool.ts); nothing where this module is imported elsewhere. */
@@ -92,7 +92,10 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   return { ok: true, asSent: true, next, unchanged };
 }
 
-const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : joinedText(value.utf8));
+const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : value.utf8.map(decoded).join(''));
+
+/** UTF-8 bytes as a string, read in place. */
+const decoded = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
 export interface BodyTask {
   /** The request body's bytes (UTF-8), in the chunks it arrived in (cut anywhere, even inside a character). */
@@ -112,7 +115,7 @@ export type BodyOutcome = { ok: true; value: unknown } | { ok: false; tooManyVal
 export function parseBody({ parts, kind }: BodyTask): BodyOutcome {
   let value: unknown;
   try {
-    const body = joinedText(parts);
+    const body = Buffer.concat(parts).toString('utf8');
     value = kind === 'form' ? parseForm(body) : secureJson.parse(body, { protoAction: 'error', constructorAction: 'error' });
   } catch {
     return { ok: false };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodedText, joinedText, textParts } from '../../src/core/text-parts.js';
+import { decodedText, textParts } from '../../src/core/text-parts.js';
 
 // Large texts are encoded to UTF-8 a part at a time (answers, tasks for pool threads): the parts
 // must make up the text and never split a surrogate pair, or its halves become U+FFFD.
@@ -47,19 +47,5 @@ describe('decodedText', () => {
   it('decodes a view into a larger buffer, only its own bytes', async () => {
     const buffer = Buffer.from('before|ü😀 middle|after', 'utf8');
     expect(await decodedText({ text: buffer.subarray(7, buffer.indexOf('|after')) })).toBe('ü😀 middle');
-  });
-});
-
-describe('joinedText', () => {
-  it('joins UTF-8 parts cut anywhere, even inside a character, ASCII or not', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('a', '<', 'ü', '中', '😀') }), fc.array(fc.nat(), { maxLength: 4 }), (text, cuts) => {
-        const bytes = Buffer.from(text, 'utf8');
-        const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((x, y) => x - y);
-        const parts = [0, ...at].map((start, i) => new Uint8Array(bytes.subarray(start, at[i] ?? bytes.length)));
-        expect(joinedText(parts)).toBe(text);
-      }),
-    );
-    expect(joinedText([new Uint8Array(Buffer.from('<p>ascii</p>'.repeat(100_000)))]) === '<p>ascii</p>'.repeat(100_000)).toBe(true);
   });
 });
