@@ -76,7 +76,7 @@ type NextState = ArticleState & {
 /**
  * An article as a write reads it: a large body (SQLite) as its UTF-8 bytes, which go to the HTML
  * pool as they are. Decoded here and encoded again for the pool, a 5 MB body took the event loop
- * about 20 ms and left two copies of it (15 MB) in its memory.
+ * about 20 ms and left two more copies of it (10 MB) in its memory.
  */
 type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array };
 
