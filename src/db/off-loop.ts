@@ -29,15 +29,17 @@ interface BodyRowQuery<Row> {
 
 /**
  * The row `query` selects: on SQLite read by the off-loop connection when its body is large
- * (the event loop's connection reads only rows with `bodyReadOnLoop`), else by `db`.
+ * (the event loop's connection reads only rows with `bodyReadOnLoop`), else by `db`. The
+ * off-loop connection runs `offLoopQuery` when given (a large body read as bytes: `bodyBytes`).
  */
 export async function rowWithBody<Row>(
   db: Kysely<Database>,
   offLoop: Kysely<Database> | undefined,
   query: (db: Kysely<Database>) => BodyRowQuery<Row>,
+  offLoopQuery: (db: Kysely<Database>) => BodyRowQuery<Row> = query,
 ): Promise<Row | undefined> {
   if (!offLoop) return query(db).executeTakeFirst();
-  return (await query(db).where(bodyReadOnLoop).executeTakeFirst()) ?? (await query(offLoop).executeTakeFirst());
+  return (await query(db).where(bodyReadOnLoop).executeTakeFirst()) ?? (await offLoopQuery(offLoop).executeTakeFirst());
 }
 
 /**

@@ -7,7 +7,7 @@ import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
-import { bodyBytes, bodyReadOnLoop, offLoopBodyBytes } from '../db/off-loop.js';
+import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
@@ -330,11 +330,12 @@ export class ArticleWritesService {
    * forbidden for admin keys, which may read it.
    */
   private async writable(actor: Actor, articleId: number): Promise<WritableRow> {
-    const onLoop = this.db.selectFrom('articles').selectAll().where('id', '=', articleId);
-    const row = this.offLoop
-      ? ((await onLoop.where(bodyReadOnLoop).executeTakeFirst()) ??
-        (await this.offLoop.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId).executeTakeFirst()))
-      : await onLoop.executeTakeFirst();
+    const row = await rowWithBody<WritableRow>(
+      this.db,
+      this.offLoop,
+      (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId),
+      (db) => db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId),
+    );
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');

@@ -10,9 +10,9 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { type BodyChange, changeSize, type NextBody, nextBody } from '../core/article-body.js';
+import { type BodyChange, changeSize, nextBody } from '../core/article-body.js';
 import { largeTextsDecoded } from '../core/body-values.js';
-import { AppError, type ErrorBody, validationFailed } from '../core/errors.js';
+import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
 import { buffersOf, utf8InParts } from '../core/text-parts.js';
@@ -112,7 +112,7 @@ const ownBuffer = (bytes: Uint8Array): Uint8Array =>
  * `nextBody`'s outcome; `unchanged` when the next body is the current one (the body the pool was
  * given as bytes, which it no longer holds, is compared by the thread).
  */
-export type PooledOutcome = { ok: true; next: NextBody; unchanged: boolean } | { ok: false; error: ErrorBody };
+export type PooledOutcome = Exclude<HtmlOutcome, { asSent: true }>;
 
 /** Milliseconds a comparison of small bodies may take on the event loop before it goes to a thread. */
 const inlineDiffMs = 10;

@@ -167,6 +167,24 @@ describe('HtmlPool', () => {
     }
   });
 
+  it('parses a request body of a million bytes or more in turn with large edits; a smaller one does not wait', async () => {
+    const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      const big = largeBody(40_000);
+      await Promise.all([lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY }), lanes.nextBody(3, PLAIN_BODY, { body: PROTECTED_BODY })]);
+      const json = (chars: number) => [new Uint8Array(Buffer.from(JSON.stringify({ body: 'x'.repeat(chars) })))];
+      const finished: string[] = [];
+      const track = (name: string, outcome: Promise<unknown>) => outcome.then(() => finished.push(name));
+      const edit = track('large edit', lanes.nextBody(1, PLAIN_BODY, { body: big }));
+      await sleep(50);
+      await Promise.all([edit, track('large parse', lanes.parseBody(json(1_200_000), 'json')), track('small parse', lanes.parseBody(json(300_000), 'json'))]);
+      // Parsed on the free thread at once, the large body would have been back before the edit.
+      expect(finished).toEqual(['small parse', 'large edit', 'large parse']);
+    } finally {
+      await lanes.close();
+    }
+  });
+
   it('hands large texts to a thread whole, as UTF-8 in parts: every character width, surrogate pairs across the parts', async () => {
     const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
     try {
