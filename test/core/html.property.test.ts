@@ -5,14 +5,16 @@ import {
   applyReplacements,
   protectedAnchorsOf,
   protectedLinksOf,
+  sanitizeAndScan,
   sanitizeBody,
   sanitizeTrusted,
+  topLevelParts,
   violatedProtectedLinks,
   wordCount,
   type Replacement,
 } from '../../src/core/html.js';
 import { anyHtml, textChar } from '../fixtures/html-arbitraries.js';
-import { unsafeParts } from '../fixtures/xss-vectors.js';
+import { unsafeParts, xssVectors } from '../fixtures/xss-vectors.js';
 
 // Thousands of generated bodies per property: give them room on a busy two-core CI machine.
 vi.setConfig({ testTimeout: 180_000 });
@@ -300,5 +302,64 @@ describe('wordCount properties', () => {
       }),
       runs,
     );
+  });
+});
+
+describe('sanitising in parts (large bodies)', () => {
+  const partChars = fc.integer({ min: 1, max: 40 });
+
+  it('cuts a body into consecutive parts, each after a `>`, each but the last at least partChars long', () => {
+    fc.assert(
+      fc.property(anyHtml, partChars, (input, size) => {
+        const parts = topLevelParts(input, size);
+        expect(parts.join('')).toBe(input);
+        for (const part of parts.slice(0, -1)) {
+          expect(part.length).toBeGreaterThanOrEqual(size);
+          expect(part.endsWith('>')).toBe(true);
+        }
+      }),
+      manyRuns,
+    );
+  });
+
+  it('gives what one pass gives: the body, what was removed, the protected anchors and the words', () => {
+    fc.assert(
+      fc.property(fc.array(anyHtml, { minLength: 1, maxLength: 4 }), anyHtml, partChars, (inputs, stored, size) => {
+        const input = inputs.join('');
+        const protectedBefore = protectedAnchorsOf(sanitizeTrusted(stored));
+        expect(sanitizeTrusted(input, { partChars: size })).toBe(sanitizeTrusted(input));
+        expect(sanitizeAndScan(input, { protectedBefore, partChars: size })).toEqual(sanitizeAndScan(input, { protectedBefore }));
+      }),
+      manyRuns,
+    );
+  });
+
+  it('never cuts where a new parser would read the rest differently', () => {
+    const cases = [
+      // An element closed with SVG still open in the parser's foreign context: `<b/>` self-closes there.
+      '<div><svg></div><b/>text</b>',
+      '<div><math></div><p/>x',
+      // White space inside a closing tag: the tag ends at `>`, not at the name.
+      '<p>a</p  ><p>b</p >c',
+      // A stray closing tag and raw text.
+      '</br>x</p>y<script></div></script>z',
+      '<ul><li>a</ul><li>b',
+    ];
+    for (const input of cases) {
+      for (const size of [1, 2, 5]) expect(sanitizeTrusted(input, { partChars: size }), `${input} in parts of ${size}`).toBe(sanitizeTrusted(input));
+    }
+    expect(topLevelParts('<div><svg></div><b/>text</b>', 1)).toEqual(['<div><svg></div><b/>text</b>']);
+    expect(topLevelParts('<p>a</p  ><p>b</p>c', 1)).toEqual(['<p>a</p  ><p>b</p>', 'c']);
+  });
+
+  it('sanitises a body past 512 KB in parts, with the output of one pass', () => {
+    // Generated markup closed by the sanitiser first, so that the parser comes back to the top
+    // level between the pieces, then the raw vectors (after an element left open, no more cuts).
+    const samples = fc.sample(anyHtml, { numRuns: 400, seed: 10 }).map((sample) => sanitizeTrusted(sample));
+    let input = '';
+    while (input.length < 600_000) input += samples.join('<p>between</p>');
+    input += xssVectors.join('');
+    expect(topLevelParts(input, 256 * 1024).length).toBeGreaterThan(1);
+    expect(sanitizeTrusted(input)).toBe(sanitizeTrusted(input, { partChars: input.length + 1 }));
   });
 });

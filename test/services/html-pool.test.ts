@@ -22,7 +22,7 @@ const pooledOutcome = (current: string, change: BodyChange) => {
 /** Every task goes to one worker thread. */
 const pooled = () => new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
 
-const stored = [PROTECTED_BODY, PLAIN_BODY, `<p>${BACKLINK}</p><p>${BACKLINK}</p>`, ...xssVectors.map(sanitizeTrusted)];
+const stored = [PROTECTED_BODY, PLAIN_BODY, `<p>${BACKLINK}</p><p>${BACKLINK}</p>`, ...xssVectors.map((vector) => sanitizeTrusted(vector))];
 const submitted = [...stored, ...xssVectors, `<p>${INTERNAL}<p>unclosed <b>bold`, '<ul><li>a<div><li>b</div></ul>'];
 
 describe('HtmlPool', () => {
