@@ -118,7 +118,7 @@ interface CleanPass {
  * piece at a time and the chain of appended pieces stays in the heap until the output is read:
  * a pool thread editing the bench's 5 MB PUT peaked at 70 MB of heap, in parts at 57 MB.
  */
-const SANITIZE_IN_PARTS_FROM = 512 * 1024;
+export const SANITIZE_IN_PARTS_FROM = 512 * 1024;
 
 /**
  * The parser's state that a part must start from. htmlparser2 keeps it private: should a version

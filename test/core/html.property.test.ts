@@ -1,10 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import type { ProtectedLink } from '../../src/core/errors.js';
+import type { AppError, ProtectedLink } from '../../src/core/errors.js';
 import {
   applyReplacements,
+  MAX_NESTING_DEPTH,
   protectedAnchorsOf,
   protectedLinksOf,
+  SANITIZE_IN_PARTS_FROM,
   sanitizeAndScan,
   sanitizeBody,
   sanitizeTrusted,
@@ -352,6 +354,23 @@ describe('sanitising in parts (large bodies)', () => {
     expect(topLevelParts('<p>a</p  ><p>b</p>c', 1)).toEqual(['<p>a</p  ><p>b</p>', 'c']);
   });
 
+  it('refuses nesting past the limit in a later part, as one pass does', () => {
+    const deep = `<p>first part</p>${'<span>'.repeat(MAX_NESTING_DEPTH + 1)}x`;
+    expect(topLevelParts(deep, 1)).toHaveLength(2);
+    const refusal = (partChars?: number) => {
+      try {
+        sanitizeTrusted(deep, { partChars });
+      } catch (error) {
+        return (error as AppError).toBody();
+      }
+      return undefined;
+    };
+    expect(refusal(1)).toMatchObject({ error: 'validation_failed', fields: { body: [expect.stringMatching(/nested more than 256 levels/)] } });
+    expect(refusal(1)).toEqual(refusal());
+    const atLimit = `<p>first part</p>${'<span>'.repeat(MAX_NESTING_DEPTH)}x`;
+    expect(sanitizeTrusted(atLimit, { partChars: 1 })).toBe(sanitizeTrusted(atLimit));
+  });
+
   it('sanitises a body past 512 KB in parts, with the output of one pass', () => {
     // Generated markup closed by the sanitiser first, so that the parser comes back to the top
     // level between the pieces, then the raw vectors (after an element left open, no more cuts).
@@ -359,7 +378,8 @@ describe('sanitising in parts (large bodies)', () => {
     let input = '';
     while (input.length < 600_000) input += samples.join('<p>between</p>');
     input += xssVectors.join('');
-    expect(topLevelParts(input, 256 * 1024).length).toBeGreaterThan(1);
+    expect(input.length).toBeGreaterThanOrEqual(SANITIZE_IN_PARTS_FROM);
+    expect(topLevelParts(input, SANITIZE_IN_PARTS_FROM / 2).length).toBeGreaterThan(1);
     expect(sanitizeTrusted(input)).toBe(sanitizeTrusted(input, { partChars: input.length + 1 }));
   });
 });
