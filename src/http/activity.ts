@@ -1,13 +1,45 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Services } from '../services/index.js';
 
-/** Every request gets its RequestInfo; every /api/v1 request gets an activity record. */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Resolves once every request taken has had its handler answer, or after `timeoutMs`. Closing
+     * the server does not wait for a request whose client has left: its connection is gone.
+     */
+    handlersSettled(timeoutMs: number): Promise<void>;
+  }
+}
+
+/**
+ * Every request gets its RequestInfo; every /api/v1 request gets an activity record.
+ *
+ * A request whose client leaves before the answer (an edit waiting its turn on the HTML pool) still
+ * runs its handler, which may still change an article, but Fastify's `onResponse` never comes for
+ * it: it is recorded when its handler answers (`onSend`), and a stopping node waits for the
+ * handlers still running (`handlersSettled`) before it closes the HTML pool and the database.
+ */
 export const activityPlugin = fp(async (app: FastifyInstance, options: { services: Services }) => {
   const { activity } = options.services;
   app.decorateRequest('actor', null);
   app.decorateRequest('errorCode', null);
   app.decorateRequest('info', null as never);
+
+  const record = (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.info.recorded || !request.info.path?.startsWith('/api/')) return;
+    request.info.recorded = true;
+    activity.record({
+      actor: request.actor,
+      channel: 'api',
+      request: request.info,
+      outcome: { status: reply.statusCode, error: request.errorCode },
+    });
+  };
+
+  /** Requests whose handler has not answered yet. */
+  const running = new Set<FastifyRequest>();
+  let settle: (() => void) | undefined;
 
   app.addHook('onRequest', async (request) => {
     request.info = {
@@ -20,15 +52,27 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
       userAgent: request.headers['user-agent'] ?? null,
       startedAt: Date.now(),
     };
+    running.add(request);
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.info.recorded || !request.info.path?.startsWith('/api/')) return;
-    activity.record({
-      actor: request.actor,
-      channel: 'api',
-      request: request.info,
-      outcome: { status: reply.statusCode, error: request.errorCode },
+  app.addHook('onSend', async (request, reply, payload) => {
+    running.delete(request);
+    // The client has left: no onResponse will come.
+    if (reply.raw.destroyed) record(request, reply);
+    if (running.size === 0) settle?.();
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => record(request, reply));
+
+  app.decorate('handlersSettled', async (timeoutMs: number) => {
+    if (running.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      settle = resolve;
+      timer = setTimeout(resolve, timeoutMs);
     });
+    clearTimeout(timer);
+    settle = undefined;
   });
 });

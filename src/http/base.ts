@@ -24,7 +24,10 @@ export interface AppOptions {
   logger?: boolean | object;
 }
 
-/** A built listener and how to stop it: readiness turns to "stopping", then in-flight requests finish. */
+/**
+ * A built listener and how to stop it: readiness turns to "stopping", then in-flight requests finish,
+ * including those whose client left (within SHUTDOWN_TIMEOUT_MS).
+ */
 export interface BuiltApp {
   app: FastifyInstance;
   stop: () => Promise<void>;
@@ -75,8 +78,10 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(healthRoutes, { services, isStopping: () => stopping });
 
   const stop = async () => {
+    const deadline = Date.now() + settings.shutdownTimeoutMs;
     stopping = true;
     await app.close();
+    await app.handlersSettled(Math.max(0, deadline - Date.now()));
   };
   const warm = async () => {
     await app.ready();

@@ -34,6 +34,8 @@ export interface Harness {
   services: Services;
   settings: Settings;
   clock: TestClock;
+  /** Stops the listener as a stopping node does (`close` then closes the runtime). */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     services: runtime.services,
     settings,
     clock,
+    stop,
     async close() {
       await stop();
       await runtime.close();

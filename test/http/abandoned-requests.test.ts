@@ -1,0 +1,92 @@
+import { request } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { articleRow, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
+
+// A harness per case: each case ends by stopping its listener.
+let h: Harness;
+
+/** Longer than any case: a stop that waited for it would time the case out. */
+const shutdownTimeoutMs = 60_000;
+
+beforeEach(async () => {
+  h = await startHarness({ listen: true, env: { SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) } });
+});
+
+afterEach(async () => {
+  await h?.close();
+});
+
+/** Large enough to go to the HTML pool and keep a thread busy a while. */
+const body = `<p>${'<b>left</b> '.repeat(300_000)}</p>`;
+
+/** PUTs `body` over a real connection and leaves once the edit is with the HTML pool. */
+async function putAndLeave(articleId: number, key: string): Promise<void> {
+  const payload = JSON.stringify({ title: 'Sent, then the client left', body });
+  const sent = request(`${h.settings.publicUrl}/api/v1/articles/${articleId}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+  });
+  sent.on('error', () => undefined);
+  sent.end(payload);
+  for (let i = 0; i < 1_000 && h.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(h.services.htmlPool.running).toBe(1);
+  sent.destroy();
+}
+
+const activityOf = async (keyId: number) => {
+  await h.services.activity.flush();
+  return h.services.db.kysely.selectFrom('activity_log').select(['operation', 'method', 'status', 'error']).where('api_key_id', '=', keyId).execute();
+};
+
+describe('a client that leaves while its edit runs, then the node stops', () => {
+  it('the edit is saved whole and logged before the listener reports stopped (the pool and database close after it)', async () => {
+    const a = await seedArticle(h.services, { body: '<p>No protected links here.</p>' });
+    const revisionsBefore = (await revisionsOf(h, a.articleId)).length;
+    await putAndLeave(a.articleId, a.customer.key);
+    await h.stop();
+
+    expect(h.services.htmlPool.running).toBe(0);
+    const row = await articleRow(h, a.articleId);
+    expect(row.title).toBe('Sent, then the client left');
+    expect(row.body).toBe(body);
+    expect((await revisionsOf(h, a.articleId)).length).toBe(revisionsBefore + 1);
+    expect(await activityOf(a.customer.keyId)).toEqual([{ operation: 'updateArticle', method: 'PUT', status: 200, error: null }]);
+  }, 60_000);
+
+  it('a refused edit is in the activity log with its error, nothing saved', async () => {
+    // The seeded article holds protected links, which this body drops: refused after the pool's work.
+    const a = await seedArticle(h.services);
+    const before = await articleRow(h, a.articleId);
+    await putAndLeave(a.articleId, a.customer.key);
+    await h.stop();
+
+    expect(h.services.htmlPool.running).toBe(0);
+    expect(await articleRow(h, a.articleId)).toEqual(before);
+    expect(await activityOf(a.customer.keyId)).toEqual([{ operation: 'updateArticle', method: 'PUT', status: 422, error: 'protected_links_violation' }]);
+  }, 60_000);
+
+  it('a client that leaves halfway through its request body holds nothing up', async () => {
+    const a = await seedArticle(h.services);
+    const before = await articleRow(h, a.articleId);
+    const sent = request(`${h.settings.publicUrl}/api/v1/articles/${a.articleId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${a.customer.key}`, 'content-type': 'application/json', 'content-length': 1_000_000 },
+    });
+    sent.on('error', () => undefined);
+    sent.write(`{"body":"${'x'.repeat(100_000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    sent.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const started = Date.now();
+    await h.stop();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await articleRow(h, a.articleId)).toEqual(before);
+    // The call is logged with the refusal the service answered to no one.
+    const records = await activityOf(a.customer.keyId);
+    expect(records).toEqual([expect.objectContaining({ operation: 'updateArticle', method: 'PUT' })]);
+    expect(records[0]!.status).toBeGreaterThanOrEqual(400);
+    expect(records[0]!.status).toBeLessThan(500);
+  }, 30_000);
+});
