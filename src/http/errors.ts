@@ -109,11 +109,19 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * An answer sent in parts (`largeAnswersInParts`) to a client already gone: the connection closed
+ * the stream before it was read. Nothing failed on our side (a write was already saved and logged).
+ */
+const leftBeforeTheAnswer = (error: unknown, reply: FastifyReply): boolean =>
+  reply.raw.destroyed && (error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE';
+
 /** One error handler for the whole app: every error leaves as an Error body, never a stack or SQL. */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request);
-    if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    if (leftBeforeTheAnswer(error, reply)) request.log.info('the client left before the answer was sent');
+    else if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, appError);
   });
   app.setNotFoundHandler((request, reply) =>

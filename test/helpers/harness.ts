@@ -65,6 +65,8 @@ export interface HarnessOptions {
   redis?: boolean;
   /** Listen on 127.0.0.1 at a free port, with PUBLIC_URL set to that address (for real HTTP clients). */
   listen?: boolean;
+  /** Receives the listener's log lines (JSON, level info and up) instead of silence. */
+  log?: (line: string) => void;
 }
 
 /** A port that was free a moment ago: PUBLIC_URL must be known before the app is built. */
@@ -95,7 +97,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const clock = options.clock ?? new TestClock();
   const runtime = await openRuntime(settings, { clock, logger: pino({ level: 'silent' }) });
-  const { app, stop } = await buildApp({ settings, services: runtime.services, logger: process.env.TEST_LOG ? { level: 'error' } : false });
+  const { app, stop } = await buildApp({ settings, services: runtime.services, logger: options.log
+      ? { level: 'info', stream: { write: options.log } }
+      : process.env.TEST_LOG
+        ? { level: 'error' }
+        : false });
   await app.ready();
   if (port) await app.listen({ port, host: '127.0.0.1' });
   return {

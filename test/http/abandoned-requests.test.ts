@@ -5,16 +5,21 @@ import { articleRow, revisionsOf, seedArticle } from '../helpers/write-fixtures.
 
 // A harness per case: each case ends by stopping its listener.
 let h: Harness;
+/** The listener's log lines of the case. */
+let log: string[];
 
 /** Longer than any case: a stop that waited for it would time the case out. */
 const shutdownTimeoutMs = 60_000;
 
 beforeEach(async () => {
-  h = await startHarness({ listen: true, env: { SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) } });
+  log = [];
+  h = await startHarness({ listen: true, env: { SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) }, log: (line) => log.push(line) });
 });
 
 afterEach(async () => {
   await h?.close();
+  // Nothing went wrong on the server's side: no error is logged (level 50 and up).
+  expect(log.filter((line) => (JSON.parse(line) as { level: number }).level >= 50)).toEqual([]);
 });
 
 /** Large enough to go to the HTML pool and keep a thread busy a while. */
