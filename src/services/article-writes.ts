@@ -1,11 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
+import type { Utf8Text } from '../core/text-parts.js';
+import { bodyInParts } from '../db/body-pieces.js';
 import type { DialectName } from '../db/connect.js';
 import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
@@ -74,11 +76,12 @@ type NextState = ArticleState & {
 };
 
 /**
- * An article as a write reads it: a large body (SQLite) as its UTF-8 bytes, which go to the HTML
- * pool as they are. Decoded here and encoded again for the pool, a 5 MB body took the event loop
- * about 20 ms and left two more copies of it (10 MB) in its memory.
+ * An article as a write reads it: a large body as its UTF-8 bytes (SQLite) or in UTF-8 parts
+ * (PostgreSQL: `bodyInParts`), which go to the HTML pool as they are. Decoded here and encoded
+ * again for the pool, a 5 MB body took the event loop about 20 ms and left two more copies of it
+ * (10 MB) in its memory.
  */
-type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array };
+type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
 
 /** Every column of an article but its body. */
 const columnsButBody = Object.keys({
@@ -330,17 +333,34 @@ export class ArticleWritesService {
    * forbidden for admin keys, which may read it.
    */
   private async writable(actor: Actor, articleId: number): Promise<WritableRow> {
-    const row = await rowWithBody<WritableRow>(
-      this.db,
-      this.offLoop,
-      (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId),
-      (db) => db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId),
-    );
+    const row = this.dialect === 'postgres'
+      ? await this.withBodyInParts(articleId)
+      : await rowWithBody<WritableRow>(
+          this.db,
+          this.offLoop,
+          (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId),
+          (db) => db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId),
+        );
     if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
     if (row.account_id !== actor.accountId) {
       throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
     }
     if (!actor.scopes.includes('write')) throw new AppError('insufficient_scope', 'This credential is read-only.');
     return row;
+  }
+
+  /** PostgreSQL: the row, with a body of `largeBody` bytes or more read in parts (`bodyInParts`). */
+  private async withBodyInParts(articleId: number): Promise<WritableRow | undefined> {
+    for (;;) {
+      const row = await this.db
+        .selectFrom('articles')
+        .select([...columnsButBody, sql<string | null>`case when octet_length(body) < ${sql.lit(largeBody)} then body end`.as('body')])
+        .where('id', '=', articleId)
+        .executeTakeFirst();
+      if (!row || row.body !== null) return row as WritableRow | undefined;
+      // Undefined: a write moved the article on between the two reads; read it again.
+      const body = await bodyInParts(this.db, articleId, row.version);
+      if (body) return { ...row, body };
+    }
   }
 }

@@ -15,7 +15,7 @@ import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
-import { buffersOf, utf8InParts } from '../core/text-parts.js';
+import { buffersOf, type Utf8Text, utf8InParts } from '../core/text-parts.js';
 import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -96,13 +96,17 @@ interface PreparedTask {
 }
 
 /** A task with its large strings as transferred UTF-8, encoded in parts (see `utf8InParts`). */
-async function encodedTask(current: string | Uint8Array, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
-  const encodedCurrent = typeof current === 'string' ? await utf8InParts(current) : { utf8: [ownBuffer(current)] };
+async function encodedTask(current: string | Uint8Array | Utf8Text, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
+  const encodedCurrent = typeof current === 'string' ? await utf8InParts(current) : current instanceof Uint8Array ? { utf8: [ownBuffer(current)] } : current;
   const encodedChange = 'body' in change ? { body: await utf8InParts(change.body) } : change;
   const transferList = buffersOf(encodedCurrent);
   if ('body' in encodedChange) transferList.push(...buffersOf(encodedChange.body));
   return { task: { current: encodedCurrent, change: encodedChange, currentClean }, transferList };
 }
+
+/** Bytes of a body read as UTF-8, whole or in parts. */
+const byteLength = (bytes: Uint8Array | Utf8Text): number =>
+  bytes instanceof Uint8Array ? bytes.byteLength : bytes.utf8.reduce((sum, part) => sum + part.byteLength, 0);
 
 /** `bytes` in a buffer of their own, to transfer: the bytes themselves when they already are. */
 const ownBuffer = (bytes: Uint8Array): Uint8Array =>
@@ -140,10 +144,11 @@ export class HtmlPool {
   /**
    * The next body for `change` (`currentClean`: see core `nextBody`); refusals of the change
    * itself come back as values. A large current body may come as its UTF-8 bytes, as the off-loop
-   * connection read them: they go to the thread as they are (transferred), never decoded here.
+   * connection read them (SQLite), or in UTF-8 parts (PostgreSQL: `bodyInParts`): they go to the
+   * thread as they are (transferred), never decoded here.
    */
-  async nextBody(accountId: number, current: string | Uint8Array, change: BodyChange, currentClean = false): Promise<PooledOutcome> {
-    const size = typeof current === 'string' ? changeSize(current, change) : current.byteLength + changeSize('', change);
+  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: BodyChange, currentClean = false): Promise<PooledOutcome> {
+    const size = typeof current === 'string' ? changeSize(current, change) : byteLength(current) + changeSize('', change);
     if (typeof current === 'string' && size < this.settings.inlineBelow) {
       const outcome = nextBody(current, change, currentClean);
       return outcome.ok ? { ...outcome, unchanged: outcome.next.body === current } : outcome;

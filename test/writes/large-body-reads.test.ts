@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyInParts } from '../../src/db/body-pieces.js';
+import { type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
+import { articleRow, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/**
+ * Over 1 MB of UTF-8 with characters of one to four bytes (and two UTF-16 units) all along, so
+ * that PostgreSQL's pieces of 262,144 characters end inside every kind of character run.
+ */
+const largeBody = (marker: string) =>
+  `${PROTECTED_BODY}${'<p>Ünïcode words — € and 😀 across every piece boundary; plain ASCII too.</p>'.repeat(16_000)}<p>${marker}</p>`;
+
+const decoded = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8');
+
+describe('edits of an article whose stored body is large (PostgreSQL reads it in parts)', () => {
+  it('a replacement at the end of a body over 1 MB leaves every other character as it was', async () => {
+    const body = largeBody('the end');
+    expect(Buffer.byteLength(body)).toBeGreaterThan(1_000_000);
+    const a = await seedArticle(h.services, { body });
+    const revisions = (await revisionsOf(h, a.articleId)).length;
+    const res = await patch(h, a.articleId, a.customer.key, { replacements: [{ find: '<p>the end</p>', replace: '<p>the new end 😀</p>' }] });
+    expect(res.status, res.text).toBe(200);
+    const expected = body.replace('<p>the end</p>', '<p>the new end 😀</p>');
+    expect((await articleRow(h, a.articleId)).body).toBe(expected);
+    expect((res.body as { data: { body: string } }).data.body).toBe(expected);
+    expect((await revisionsOf(h, a.articleId)).length).toBe(revisions + 1);
+  });
+
+  it('an edit that removes a protected link of a large body is refused, nothing saved', async () => {
+    const body = largeBody('kept');
+    const a = await seedArticle(h.services, { body });
+    const before = await articleRow(h, a.articleId);
+    const res = await patch(h, a.articleId, a.customer.key, { replacements: [{ find: PROTECTED_BODY, replace: '<p>gone</p>' }] });
+    expect(res.status, res.text).toBe(422);
+    expect((res.body as { error: string }).error).toBe('protected_links_violation');
+    expect(await articleRow(h, a.articleId)).toEqual(before);
+  });
+
+  it.skipIf(!testDatabaseUrl)('bodyInParts: the UTF-8 of the body at that version, in parts cut between characters; nothing at another version', async () => {
+    const body = largeBody('parts');
+    const a = await seedArticle(h.services, { body });
+    const { version } = await articleRow(h, a.articleId);
+    const parts = (await bodyInParts(h.services.db.kysely, a.articleId, version))!;
+    expect(parts.utf8.length).toBeGreaterThan(3);
+    expect(decoded(parts.utf8)).toBe(body);
+    // Each part is whole characters: decoded on its own, none holds a replacement character.
+    for (const part of parts.utf8) expect(Buffer.from(part).toString('utf8')).not.toContain('\ufffd');
+    expect(await bodyInParts(h.services.db.kysely, a.articleId, version + 1)).toBeUndefined();
+  });
+});
