@@ -5,8 +5,18 @@ import { toTimestamp } from '../core/time.js';
 import { isUniqueViolation } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 
+/**
+ * A stored success: the result of a write, whose large article body may be held by a revision
+ * instead (`bodyRevision`; the stored result's body is then empty).
+ */
+export interface StoredSuccess<T> {
+  ok: true;
+  result: T;
+  bodyRevision?: number;
+}
+
 /** A stored first outcome: the result of a write, or the error it was refused with. */
-export type StoredOutcome<T> = { ok: true; result: T } | { ok: false; error: ErrorBody; status: number };
+export type StoredOutcome<T> = StoredSuccess<T> | { ok: false; error: ErrorBody; status: number };
 
 const keepMs = 24 * 3_600_000;
 const waitStepMs = 50;
