@@ -10,10 +10,10 @@ import type { Utf8Text } from '../core/text-parts.js';
 import { bodyInParts } from '../db/body-pieces.js';
 import type { DialectName } from '../db/connect.js';
 import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
-import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
+import type { ArticleRow, Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
-import { articleETag, type ArticleWithBody, toArticleWithBody } from './articles.js';
+import { articleETag, type ArticleWithBody, columnsButBody, toArticleWithBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
 import type { HtmlPool } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
@@ -96,26 +96,6 @@ type NextState = ArticleState & {
  */
 type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
 
-/** Every column of an article but its body. */
-const columnsButBody = Object.keys({
-  id: true,
-  site_id: true,
-  account_id: true,
-  title: true,
-  url: true,
-  status: true,
-  published_at: true,
-  target_keyword: true,
-  word_count: true,
-  featured_image_url: true,
-  meta_description: true,
-  current_revision_id: true,
-  protected_links: true,
-  body_sanitizer: true,
-  version: true,
-  created_at: true,
-  updated_at: true,
-} satisfies Record<Exclude<keyof ArticlesTable, 'body'>, true>) as Exclude<keyof ArticlesTable, 'body'>[];
 
 /** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
 function ifMatchHolds(header: string, etag: string): boolean {

@@ -5,7 +5,7 @@ import type { ProtectedLink } from '../core/errors.js';
 import type { ArticleStatus } from '../core/values.js';
 import { bodyReadOnLoop } from '../db/off-loop.js';
 import { precompiled } from '../db/precompiled.js';
-import type { ArticleRow, Database } from '../db/schema.js';
+import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { CountersService } from './counters.js';
 import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay, SHORT_SKIP, TopPages } from './pagination.js';
@@ -77,6 +77,27 @@ export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
 }
 
 /** A strong validator of an article's stored state, for ETag and If-Match. */
+/** Every column of an article but its body. */
+export const columnsButBody = Object.keys({
+  id: true,
+  site_id: true,
+  account_id: true,
+  title: true,
+  url: true,
+  status: true,
+  published_at: true,
+  target_keyword: true,
+  word_count: true,
+  featured_image_url: true,
+  meta_description: true,
+  current_revision_id: true,
+  protected_links: true,
+  body_sanitizer: true,
+  version: true,
+  created_at: true,
+  updated_at: true,
+} satisfies Record<Exclude<keyof ArticlesTable, 'body'>, true>) as Exclude<keyof ArticlesTable, 'body'>[];
+
 export const articleETag = (row: Pick<ArticleRow, 'id' | 'version'>): string => `"a${row.id}-v${row.version}"`;
 
 type RowReader = (...parameters: unknown[]) => Promise<ArticleRow[]>;
@@ -122,6 +143,15 @@ export class ArticlesService {
   async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {
     const row = await this.visible(actor, articleId);
     return { article: toArticleWithBody(row), etag: articleETag(row) };
+  }
+
+  /** The stored article but its body, if the actor may read it (pages that show only its title). */
+  async visibleWithoutBody(actor: Actor, articleId: number): Promise<Omit<ArticleRow, 'body'>> {
+    let query = this.db.selectFrom('articles').select(columnsButBody).where('id', '=', articleId);
+    if (!readsEveryAccount(actor)) query = query.where('account_id', '=', actor.accountId);
+    const row = await query.executeTakeFirst();
+    if (!row) throw notFound('article');
+    return row;
   }
 
   /** The stored article if the actor may read it; another account's is "not found". */

@@ -95,7 +95,7 @@ function diffSection([a, b, body]: Compared, numbers: Map<number, number>): Safe
 }
 
 /** The revisions table: choose A and B to compare, restore any earlier one. */
-function revisionTable(ui: UiContext, article: ArticleRow, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
+function revisionTable(ui: UiContext, article: Omit<ArticleRow, 'body'>, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
   const currentId = article.current_revision_id ?? revisions[0]?.id;
   const numbers = revisionNumbers(revisions);
   return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
@@ -140,7 +140,7 @@ export async function revisionPages(app: FastifyInstance, options: WebOptions) {
     a.id === b.id ? undefined : await services.htmlPool.lineDiff(ui.actor.accountId, a.body, b.body),
   ];
 
-  async function view(ui: UiContext, article: ArticleRow, extra: { message?: (name: RevisionName) => SafeHtml; compare?: Compared }) {
+  async function view(ui: UiContext, article: Omit<ArticleRow, 'body'>, extra: { message?: (name: RevisionName) => SafeHtml; compare?: Compared }) {
     const site = await services.sites.visible(ui.actor, article.site_id);
     const revisions = await services.revisions.list(article.id);
     const numbers = revisionNumbers(revisions);
@@ -174,7 +174,7 @@ ${extra.compare ? diffSection(extra.compare, numbers) : ''}
 
   app.get<{ Params: { id: string }; Querystring: { restored?: string } }>('/app/articles/:id/revisions', async (request, reply) => {
     const ui = uiOf(request);
-    const article = await services.articles.visible(ui.actor, idParam(request.params.id, 'article'));
+    const article = await services.articles.visibleWithoutBody(ui.actor, idParam(request.params.id, 'article'));
     const restored = textField(request.query.restored);
     const message = /^\d+$/.test(restored)
       ? (name: RevisionName) =>
@@ -187,7 +187,7 @@ ${extra.compare ? diffSection(extra.compare, numbers) : ''}
 
   app.get<{ Params: { id: string }; Querystring: { a?: string; b?: string } }>('/app/articles/:id/revisions/diff', async (request, reply) => {
     const ui = uiOf(request);
-    const article = await services.articles.visible(ui.actor, idParam(request.params.id, 'article'));
+    const article = await services.articles.visibleWithoutBody(ui.actor, idParam(request.params.id, 'article'));
     const aText = textField(request.query.a);
     const bText = textField(request.query.b);
     if (!aText || !bText) {
@@ -205,7 +205,7 @@ ${extra.compare ? diffSection(extra.compare, numbers) : ''}
     const ui = uiOf(request);
     const articleId = idParam(request.params.id, 'article');
     const revisionId = idParam(request.params.revision, 'revision');
-    const article = await services.articles.visible(ui.actor, articleId);
+    const article = await services.articles.visibleWithoutBody(ui.actor, articleId);
     if (article.account_id !== ui.user.accountId) {
       throw new AppError('forbidden', 'Staff can read other accounts’ articles but not restore their revisions.');
     }
@@ -213,7 +213,7 @@ ${extra.compare ? diffSection(extra.compare, numbers) : ''}
       const result = await services.articleWrites.restore(ui.actor, articleId, revisionId);
       if (result.sanitized.length > 0) {
         const message = (name: RevisionName) => html`${notice('success', `${name(revisionId)} was restored.`)}${sanitizedNotice(result.sanitized)}`;
-        return sendPage(reply, ui, await view(ui, await services.articles.visible(ui.actor, articleId), { message }));
+        return sendPage(reply, ui, await view(ui, await services.articles.visibleWithoutBody(ui.actor, articleId), { message }));
       }
       return reply.redirect(`/app/articles/${articleId}/revisions?restored=${result.changed ? revisionId : 'same'}`, 303);
     } catch (error) {
