@@ -1,31 +1,53 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { Utf8Text } from '../core/text-parts.js';
+import { offLoopBodyBytes } from './off-loop.js';
 import type { Database } from './schema.js';
 
 /** Characters of a large body per row read (PostgreSQL's `substring` counts characters). */
 const pieceChars = 256 * 1024;
 
 /**
- * PostgreSQL: an article's body as UTF-8 in parts, for the HTML pool, read as pieces of
- * `pieceChars` characters, a row each, each piece encoded in a turn of its own; `undefined` when
- * the article is no longer at `version`. Read as one value, a 5 MB body arrived as one message of
- * the protocol, which the driver gathered into one buffer (copied again at each doubling) and
- * decoded in one turn: 22–38 ms of the event loop alone, and the largest part of its 72–92 ms
- * stalls under the bench's load. Each piece is a message of its own, a quarter of a megabyte.
+ * PostgreSQL: the `body` column where it is under a megabyte, else null: read such a body with
+ * `bodyInParts` or `bodyText`. Read as one value, a 5 MB body arrived as one message of the
+ * protocol, which the driver gathered into one buffer (copied again at each doubling) and decoded
+ * in one turn: 22–38 ms of the event loop alone, and the largest part of its 72–92 ms stalls under
+ * the bench's load. Each piece is a message of its own, a quarter of a megabyte.
  */
-export async function bodyInParts(db: Kysely<Database>, articleId: number, version: number): Promise<Utf8Text | undefined> {
+export const bodyUnlessLarge = sql<string | null>`case when octet_length(body) < ${sql.lit(offLoopBodyBytes)} then body end`;
+
+/** The body of an article (at `version`) or a revision in pieces of `pieceChars`, a row each; none when no such row. */
+async function pieces(db: Kysely<Database>, table: 'articles' | 'revisions', id: number, version?: number): Promise<string[]> {
   const { rows } = await sql<{ piece: string }>`
     select substring(body from s for ${sql.lit(pieceChars)}) as piece
-    from articles, generate_series(1, length(body), ${sql.lit(pieceChars)}) as s
-    where id = ${articleId} and version = ${version}
+    from ${sql.table(table)}, generate_series(1, length(body), ${sql.lit(pieceChars)}) as s
+    where id = ${id}${version === undefined ? sql`` : sql` and version = ${version}`}
     order by s`.execute(db);
-  if (rows.length === 0) return undefined;
+  return rows.map((row) => row.piece);
+}
+
+/**
+ * An article's large body as UTF-8 in parts, for the HTML pool, each piece encoded in a turn of
+ * its own; `undefined` when the article is no longer at `version`.
+ */
+export async function bodyInParts(db: Kysely<Database>, articleId: number, version: number): Promise<Utf8Text | undefined> {
+  const read = await pieces(db, 'articles', articleId, version);
+  if (read.length === 0) return undefined;
   const encoder = new TextEncoder();
   const utf8: Uint8Array[] = [];
-  for (const { piece } of rows) {
+  for (const piece of read) {
     await nextTurn();
     utf8.push(encoder.encode(piece));
   }
   return { utf8 };
+}
+
+/**
+ * A large body as one string, for an answer or a page (joined once: 13–15 ms for 5 MB here, most
+ * of it faulting in the fresh memory); `undefined` when the article is no longer at `version`, or
+ * no such revision.
+ */
+export async function bodyText(db: Kysely<Database>, table: 'articles' | 'revisions', id: number, version?: number): Promise<string | undefined> {
+  const read = await pieces(db, table, id, version);
+  return read.length === 0 ? undefined : read.join('');
 }

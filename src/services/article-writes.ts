@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
@@ -7,7 +7,7 @@ import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Utf8Text } from '../core/text-parts.js';
-import { bodyInParts } from '../db/body-pieces.js';
+import { bodyInParts, bodyUnlessLarge } from '../db/body-pieces.js';
 import type { DialectName } from '../db/connect.js';
 import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, Database } from '../db/schema.js';
@@ -356,7 +356,7 @@ export class ArticleWritesService {
     for (;;) {
       const row = await this.db
         .selectFrom('articles')
-        .select([...columnsButBody, sql<string | null>`case when octet_length(body) < ${sql.lit(largeBody)} then body end`.as('body')])
+        .select([...columnsButBody, bodyUnlessLarge.as('body')])
         .where('id', '=', articleId)
         .executeTakeFirst();
       if (!row || row.body !== null) return row as WritableRow | undefined;

@@ -3,6 +3,7 @@ import { notFound } from '../core/errors.js';
 import { protectedLinksOf } from '../core/html.js';
 import type { ProtectedLink } from '../core/errors.js';
 import type { ArticleStatus } from '../core/values.js';
+import { bodyText, bodyUnlessLarge } from '../db/body-pieces.js';
 import { bodyReadOnLoop } from '../db/off-loop.js';
 import { precompiled } from '../db/precompiled.js';
 import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
@@ -100,7 +101,10 @@ export const columnsButBody = Object.keys({
 
 export const articleETag = (row: Pick<ArticleRow, 'id' | 'version'>): string => `"a${row.id}-v${row.version}"`;
 
-type RowReader = (...parameters: unknown[]) => Promise<ArticleRow[]>;
+/** An article as read: PostgreSQL leaves a large body null (`bodyUnlessLarge`). */
+type StoredRow = Omit<ArticleRow, 'body'> & { body: string | null };
+
+type RowReader = (...parameters: unknown[]) => Promise<StoredRow[]>;
 
 export class ArticlesService {
   /**
@@ -121,8 +125,12 @@ export class ArticlesService {
     private readonly shortSkip = SHORT_SKIP,
   ) {
     this.topPages = new TopPages(db);
-    const byId = db.selectFrom('articles').selectAll().where('id', '=', 0);
-    const readers = (query: typeof byId) => [precompiled(db, offLoop ? query.where(bodyReadOnLoop) : query), ...(offLoop ? [precompiled(offLoop, query)] : [])];
+    // PostgreSQL reads a large body apart, in pieces (`bodyText`).
+    const byId = offLoop
+      ? db.selectFrom('articles').selectAll().where('id', '=', 0)
+      : db.selectFrom('articles').select([...columnsButBody, bodyUnlessLarge.as('body')]).where('id', '=', 0);
+    const readers = (query: typeof byId) =>
+      [precompiled(db, offLoop ? query.where(bodyReadOnLoop) : query), ...(offLoop ? [precompiled(offLoop, query)] : [])] as RowReader[];
     this.byId = readers(byId);
     this.byIdInAccount = readers(byId.where('account_id', '=', 0));
   }
@@ -157,10 +165,22 @@ export class ArticlesService {
   /** The stored article if the actor may read it; another account's is "not found". */
   async visible(actor: Actor, articleId: number): Promise<ArticleRow> {
     const staff = readsEveryAccount(actor);
-    for (const read of staff ? this.byId : this.byIdInAccount) {
-      const [row] = staff ? await read(articleId) : await read(articleId, actor.accountId);
+    for (;;) {
+      const row = await this.readable(staff ? this.byId : this.byIdInAccount, staff ? [articleId] : [articleId, actor.accountId]);
+      if (!row) throw notFound('article');
+      if (row.body !== null) return { ...row, body: row.body };
+      // Undefined: a write moved the article on between the two reads; read it again.
+      const body = await bodyText(this.db, 'articles', articleId, row.version);
+      if (body !== undefined) return { ...row, body };
+    }
+  }
+
+  /** The first row a reader finds; its body is null where PostgreSQL left a large one to read apart. */
+  private async readable(readers: RowReader[], parameters: number[]): Promise<StoredRow | undefined> {
+    for (const read of readers) {
+      const [row] = await read(...parameters);
       if (row) return row;
     }
-    throw notFound('article');
+    return undefined;
   }
 }

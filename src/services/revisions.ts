@@ -1,8 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
+import { bodyText, bodyUnlessLarge } from '../db/body-pieces.js';
 import { rowWithBody } from '../db/off-loop.js';
-import type { Database, RevisionRow } from '../db/schema.js';
+import type { Database, RevisionRow, RevisionsTable } from '../db/schema.js';
 import { type Actor, credentialColumns } from './actor.js';
 
 /** An article's full content: what every revision holds. */
@@ -26,6 +27,22 @@ export interface RevisionSummary {
 }
 
 /** Revisions: one per change, with its origin, who made it and why. */
+/** Every column of a revision but its body. */
+const revisionColumnsButBody = Object.keys({
+  id: true,
+  article_id: true,
+  account_id: true,
+  title: true,
+  meta_description: true,
+  featured_image_url: true,
+  origin: true,
+  user_id: true,
+  api_key_id: true,
+  mcp_grant_id: true,
+  reason: true,
+  created_at: true,
+} satisfies Record<Exclude<keyof RevisionsTable, 'body'>, true>) as Exclude<keyof RevisionsTable, 'body'>[];
+
 export class RevisionsService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -82,9 +99,21 @@ export class RevisionsService {
       .execute();
   }
 
-  get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {
-    return rowWithBody(this.db, this.offLoop, (db) =>
-      db.selectFrom('revisions').selectAll().where('article_id', '=', articleId).where('id', '=', revisionId),
-    );
+  async get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {
+    if (this.offLoop) {
+      return rowWithBody(this.db, this.offLoop, (db) =>
+        db.selectFrom('revisions').selectAll().where('article_id', '=', articleId).where('id', '=', revisionId),
+      );
+    }
+    // PostgreSQL: a large body is read apart, in pieces (`bodyText`); a revision never changes.
+    const row = await this.db
+      .selectFrom('revisions')
+      .select([...revisionColumnsButBody, bodyUnlessLarge.as('body')])
+      .where('article_id', '=', articleId)
+      .where('id', '=', revisionId)
+      .executeTakeFirst();
+    if (!row || row.body !== null) return row as RevisionRow | undefined;
+    const body = await bodyText(this.db, 'revisions', revisionId);
+    return body === undefined ? undefined : { ...row, body };
   }
 }

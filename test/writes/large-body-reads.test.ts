@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyInParts } from '../../src/db/body-pieces.js';
+import { bodyInParts, bodyText } from '../../src/db/body-pieces.js';
 import { type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
-import { articleRow, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
+import { articleRow, getArticle, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
 let h: Harness;
 
@@ -22,7 +22,18 @@ const largeBody = (marker: string) =>
 
 const decoded = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8');
 
-describe('edits of an article whose stored body is large (PostgreSQL reads it in parts)', () => {
+describe('reads and edits of an article whose stored body is large (PostgreSQL reads it in pieces)', () => {
+  it('GET answers the body whole, and a revision reads back whole, characters of every width across every piece boundary', async () => {
+    const body = largeBody('read');
+    const a = await seedArticle(h.services, { body });
+    const res = await getArticle(h, a.articleId, a.customer.key);
+    expect(res.status).toBe(200);
+    expect((res.body as { data: { body: string } }).data.body).toBe(body);
+    const [revision] = await revisionsOf(h, a.articleId);
+    expect((await h.services.revisions.get(a.articleId, revision!.id))!.body).toBe(body);
+    expect(await h.services.revisions.get(a.articleId, revision!.id + 1_000)).toBeUndefined();
+  });
+
   it('a replacement at the end of a body over 1 MB leaves every other character as it was', async () => {
     const body = largeBody('the end');
     expect(Buffer.byteLength(body)).toBeGreaterThan(1_000_000);
@@ -44,6 +55,14 @@ describe('edits of an article whose stored body is large (PostgreSQL reads it in
     expect(res.status, res.text).toBe(422);
     expect((res.body as { error: string }).error).toBe('protected_links_violation');
     expect(await articleRow(h, a.articleId)).toEqual(before);
+  });
+
+  it.skipIf(!testDatabaseUrl)('bodyText: the body at that version, whole; nothing at another version', async () => {
+    const body = largeBody('text');
+    const a = await seedArticle(h.services, { body });
+    const { version } = await articleRow(h, a.articleId);
+    expect(await bodyText(h.services.db.kysely, 'articles', a.articleId, version)).toBe(body);
+    expect(await bodyText(h.services.db.kysely, 'articles', a.articleId, version + 1)).toBeUndefined();
   });
 
   it.skipIf(!testDatabaseUrl)('bodyInParts: the UTF-8 of the body at that version, in parts cut between characters; nothing at another version', async () => {
