@@ -96,7 +96,6 @@ type NextState = ArticleState & {
  */
 type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
 
-
 /** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
 function ifMatchHolds(header: string, etag: string): boolean {
   return header

@@ -77,7 +77,6 @@ export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
   };
 }
 
-/** A strong validator of an article's stored state, for ETag and If-Match. */
 /** Every column of an article but its body. */
 export const columnsButBody = Object.keys({
   id: true,
@@ -99,6 +98,7 @@ export const columnsButBody = Object.keys({
   updated_at: true,
 } satisfies Record<Exclude<keyof ArticlesTable, 'body'>, true>) as Exclude<keyof ArticlesTable, 'body'>[];
 
+/** A strong validator of an article's stored state, for ETag and If-Match. */
 export const articleETag = (row: Pick<ArticleRow, 'id' | 'version'>): string => `"a${row.id}-v${row.version}"`;
 
 /** An article as read: PostgreSQL leaves a large body null (`bodyUnlessLarge`). */
