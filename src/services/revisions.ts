@@ -26,7 +26,6 @@ export interface RevisionSummary {
   client_name: string | null;
 }
 
-/** Revisions: one per change, with its origin, who made it and why. */
 /** Every column of a revision but its body. */
 const revisionColumnsButBody = Object.keys({
   id: true,
@@ -43,6 +42,7 @@ const revisionColumnsButBody = Object.keys({
   created_at: true,
 } satisfies Record<Exclude<keyof RevisionsTable, 'body'>, true>) as Exclude<keyof RevisionsTable, 'body'>[];
 
+/** Revisions: one per change, with its origin, who made it and why. */
 export class RevisionsService {
   constructor(
     private readonly db: Kysely<Database>,
