@@ -1,20 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { textParts } from '../core/text-parts.js';
+import { holdsTextPlaceholder, jsonWithTexts, textParts, textPlaceholder } from '../core/text-parts.js';
 
 /** Answers this long (characters) are sent in parts. */
 const largeAnswer = 1_000_000;
 /** Characters encoded per turn of the event loop. */
 const partChars = 256 * 1024;
-
-/**
- * Stands for a large article body while the rest of the answer is serialised: a NUL and a
- * per-process random id, which no stored text can be expected to hold.
- */
-const placeholder = `\u0000${randomUUID()}`;
-const placeholderJson = JSON.stringify(placeholder);
 
 /** The large body an answer's placeholder stands for, set by `preSerialization`. */
 const largeBodies = new WeakMap<FastifyReply, string>();
@@ -27,21 +19,19 @@ const largeBodies = new WeakMap<FastifyReply, string>();
  * An article's large body is not even serialised with the rest: escaping it as one JSON string
  * took 16–50 ms, and cutting the answer into parts another 16–34 ms (the first cut copies the
  * whole answer into one flat string). The rest is serialised with a placeholder for it, and the
- * body is escaped a part at a time in between; JSON escapes each character on its own, so the
- * parts join to exactly the text of the whole.
+ * body is escaped a part at a time in between (`jsonWithTexts`).
  */
 export function largeAnswersInParts(app: FastifyInstance): void {
   app.addHook('preSerialization', async (_request, reply, payload) => {
     const data = (payload as { data?: { body?: unknown } } | null)?.data;
     if (typeof data?.body !== 'string' || data.body.length < largeAnswer) return payload;
     largeBodies.set(reply, data.body);
-    return { ...(payload as object), data: { ...data, body: placeholder } };
+    return { ...(payload as object), data: { ...data, body: textPlaceholder } };
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     if (typeof payload !== 'string') return payload;
     const body = largeBodies.get(reply);
-    const at = body === undefined ? -1 : payload.indexOf(placeholderJson);
-    if (body !== undefined && at >= 0) return Readable.from(withBody(payload.slice(0, at), body, payload.slice(at + placeholderJson.length)));
+    if (body !== undefined && holdsTextPlaceholder(payload)) return Readable.from(encoded(jsonWithTexts(payload, [body])));
     return payload.length >= largeAnswer ? Readable.from(parts(payload)) : payload;
   });
 }
@@ -53,12 +43,6 @@ async function* parts(text: string): AsyncGenerator<Buffer> {
   }
 }
 
-/** `before`, `body` as a JSON string escaped a part per turn, then `after`. */
-async function* withBody(before: string, body: string, after: string): AsyncGenerator<Buffer> {
-  yield Buffer.from(`${before}"`, 'utf8');
-  for (const part of textParts(body, partChars)) {
-    await nextTurn();
-    yield Buffer.from(JSON.stringify(part).slice(1, -1), 'utf8');
-  }
-  yield Buffer.from(`"${after}`, 'utf8');
+async function* encoded(texts: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  for await (const text of texts) yield Buffer.from(text, 'utf8');
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodedText, textParts } from '../../src/core/text-parts.js';
+import { decodedText, holdsTextPlaceholder, jsonWithTexts, textParts, textPlaceholder } from '../../src/core/text-parts.js';
 
 // Large texts are encoded to UTF-8 a part at a time (answers, tasks for pool threads): the parts
 // must make up the text and never split a surrogate pair, or its halves become U+FFFD.
@@ -51,5 +51,28 @@ describe('decodedText', () => {
   it('decodes a view into a larger buffer, only its own bytes', async () => {
     const buffer = Buffer.from('before|ü😀 middle|after', 'utf8');
     expect(await decodedText({ text: buffer.subarray(7, buffer.indexOf('|after')) })).toBe('ü😀 middle');
+  });
+});
+
+describe('jsonWithTexts', () => {
+  const joined = async (parts: AsyncIterable<string>) => {
+    let all = '';
+    for await (const part of parts) all += part;
+    return all;
+  };
+
+  it('puts each text in its placeholder’s place as a JSON string, escaped in parts that join to the JSON of the whole', async () => {
+    const first = `${'a"\\\n\u2028😀'.repeat(100_000)}\ud800`;
+    const second = '</p>\u0000'.repeat(80_000);
+    const value = { id: 7, body: first, nested: [{ text: second }, 'after'] };
+    const json = JSON.stringify({ ...value, body: textPlaceholder, nested: [{ text: textPlaceholder }, 'after'] });
+    expect(holdsTextPlaceholder(json)).toBe(true);
+    expect(await joined(jsonWithTexts(json, [first, second]))).toBe(JSON.stringify(value));
+  });
+
+  it('gives JSON without a placeholder as it is', async () => {
+    const json = JSON.stringify({ body: 'short', text: '\u0000 not the placeholder' });
+    expect(holdsTextPlaceholder(json)).toBe(false);
+    expect(await joined(jsonWithTexts(json, []))).toBe(json);
   });
 });
