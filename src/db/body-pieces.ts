@@ -16,6 +16,23 @@ const pieceChars = 256 * 1024;
  */
 export const bodyUnlessLarge = sql<string | null>`case when octet_length(body) < ${sql.lit(offLoopBodyBytes)} then body end`;
 
+/**
+ * PostgreSQL: the row `read` gives (its body selected with `bodyUnlessLarge`), a large body read
+ * apart by `piecesOf`. When `piecesOf` finds none (a write moved the article on between the two
+ * reads), the row is read again.
+ */
+export async function withLargeBody<Row extends { body: string | null }, Body>(
+  read: () => Promise<Row | undefined>,
+  piecesOf: (row: Row) => Promise<Body | undefined>,
+): Promise<(Omit<Row, 'body'> & { body: string | Body }) | undefined> {
+  for (;;) {
+    const row = await read();
+    if (!row || row.body !== null) return row as (Row & { body: string }) | undefined;
+    const body = await piecesOf(row);
+    if (body !== undefined) return { ...row, body };
+  }
+}
+
 /** The body of an article (at `version`) or a revision in pieces of `pieceChars`, a row each; none when no such row. */
 async function pieces(db: Kysely<Database>, table: 'articles' | 'revisions', id: number, version?: number): Promise<string[]> {
   const { rows } = await sql<{ piece: string }>`

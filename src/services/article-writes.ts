@@ -7,7 +7,7 @@ import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Utf8Text } from '../core/text-parts.js';
-import { bodyInParts, bodyUnlessLarge } from '../db/body-pieces.js';
+import { bodyInParts, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
 import type { DialectName } from '../db/connect.js';
 import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, Database } from '../db/schema.js';
@@ -351,17 +351,10 @@ export class ArticleWritesService {
   }
 
   /** PostgreSQL: the row, with a body of `largeBody` bytes or more read in parts (`bodyInParts`). */
-  private async withBodyInParts(articleId: number): Promise<WritableRow | undefined> {
-    for (;;) {
-      const row = await this.db
-        .selectFrom('articles')
-        .select([...columnsButBody, bodyUnlessLarge.as('body')])
-        .where('id', '=', articleId)
-        .executeTakeFirst();
-      if (!row || row.body !== null) return row as WritableRow | undefined;
-      // Undefined: a write moved the article on between the two reads; read it again.
-      const body = await bodyInParts(this.db, articleId, row.version);
-      if (body) return { ...row, body };
-    }
+  private withBodyInParts(articleId: number): Promise<WritableRow | undefined> {
+    return withLargeBody(
+      () => this.db.selectFrom('articles').select([...columnsButBody, bodyUnlessLarge.as('body')]).where('id', '=', articleId).executeTakeFirst(),
+      (row) => bodyInParts(this.db, articleId, row.version),
+    );
   }
 }

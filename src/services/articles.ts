@@ -3,7 +3,7 @@ import { notFound } from '../core/errors.js';
 import { protectedLinksOf } from '../core/html.js';
 import type { ProtectedLink } from '../core/errors.js';
 import type { ArticleStatus } from '../core/values.js';
-import { bodyText, bodyUnlessLarge } from '../db/body-pieces.js';
+import { bodyText, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
 import { bodyReadOnLoop } from '../db/off-loop.js';
 import { precompiled } from '../db/precompiled.js';
 import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
@@ -165,14 +165,12 @@ export class ArticlesService {
   /** The stored article if the actor may read it; another account's is "not found". */
   async visible(actor: Actor, articleId: number): Promise<ArticleRow> {
     const staff = readsEveryAccount(actor);
-    for (;;) {
-      const row = await this.readable(staff ? this.byId : this.byIdInAccount, staff ? [articleId] : [articleId, actor.accountId]);
-      if (!row) throw notFound('article');
-      if (row.body !== null) return { ...row, body: row.body };
-      // Undefined: a write moved the article on between the two reads; read it again.
-      const body = await bodyText(this.db, 'articles', articleId, row.version);
-      if (body !== undefined) return { ...row, body };
-    }
+    const row = await withLargeBody(
+      () => this.readable(staff ? this.byId : this.byIdInAccount, staff ? [articleId] : [articleId, actor.accountId]),
+      (read) => bodyText(this.db, 'articles', articleId, read.version),
+    );
+    if (!row) throw notFound('article');
+    return row;
   }
 
   /** The first row a reader finds; its body is null where PostgreSQL left a large one to read apart. */

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
-import { bodyText, bodyUnlessLarge } from '../db/body-pieces.js';
+import { bodyText, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
 import { rowWithBody } from '../db/off-loop.js';
 import type { Database, RevisionRow, RevisionsTable } from '../db/schema.js';
 import { type Actor, credentialColumns } from './actor.js';
@@ -105,15 +105,16 @@ export class RevisionsService {
         db.selectFrom('revisions').selectAll().where('article_id', '=', articleId).where('id', '=', revisionId),
       );
     }
-    // PostgreSQL: a large body is read apart, in pieces (`bodyText`); a revision never changes.
-    const row = await this.db
-      .selectFrom('revisions')
-      .select([...revisionColumnsButBody, bodyUnlessLarge.as('body')])
-      .where('article_id', '=', articleId)
-      .where('id', '=', revisionId)
-      .executeTakeFirst();
-    if (!row || row.body !== null) return row as RevisionRow | undefined;
-    const body = await bodyText(this.db, 'revisions', revisionId);
-    return body === undefined ? undefined : { ...row, body };
+    // PostgreSQL: a large body is read apart, in pieces (`bodyText`).
+    return withLargeBody(
+      () =>
+        this.db
+          .selectFrom('revisions')
+          .select([...revisionColumnsButBody, bodyUnlessLarge.as('body')])
+          .where('article_id', '=', articleId)
+          .where('id', '=', revisionId)
+          .executeTakeFirst(),
+      () => bodyText(this.db, 'revisions', revisionId),
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyInParts, bodyText } from '../../src/db/body-pieces.js';
+import { bodyInParts, bodyText, bodyUnlessLarge, withLargeBody } from '../../src/db/body-pieces.js';
 import { type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import { articleRow, getArticle, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
@@ -75,5 +75,37 @@ describe('reads and edits of an article whose stored body is large (PostgreSQL r
     // Each part is whole characters: decoded on its own, none holds a replacement character.
     for (const part of parts.utf8) expect(Buffer.from(part).toString('utf8')).not.toContain('\ufffd');
     expect(await bodyInParts(h.services.db.kysely, a.articleId, version + 1)).toBeUndefined();
+  });
+
+  it.skipIf(!testDatabaseUrl)('withLargeBody: an edit between the row and its pieces makes it read the row again, and answer one version whole', async () => {
+    const a = await seedArticle(h.services, { body: largeBody('first') });
+    const db = h.services.db.kysely;
+    const { version } = await articleRow(h, a.articleId);
+    let reads = 0;
+    const row = await withLargeBody(
+      () => {
+        reads += 1;
+        return db.selectFrom('articles').select(['version', bodyUnlessLarge.as('body')]).where('id', '=', a.articleId).executeTakeFirst();
+      },
+      async (read) => {
+        if (reads === 1) {
+          const res = await patch(h, a.articleId, a.customer.key, { replacements: [{ find: '<p>first</p>', replace: '<p>second</p>' }] });
+          expect(res.status, res.text).toBe(200);
+        }
+        return bodyText(db, 'articles', a.articleId, read.version);
+      },
+    );
+    expect(reads).toBe(2);
+    expect(row).toEqual({ version: version + 1, body: largeBody('second') });
+  });
+
+  it('withLargeBody: a body read whole is answered as it is, a row not found is none, and pieces are read only for a body left out', async () => {
+    type Row = { id: number; body: string | null };
+    const pieces: string[] = [];
+    const piecesOf = async (row: { id: number }) => (pieces.push(`read ${row.id}`), `pieces of ${row.id}`);
+    expect(await withLargeBody(async (): Promise<Row> => ({ id: 1, body: 'small' }), piecesOf)).toEqual({ id: 1, body: 'small' });
+    expect(await withLargeBody(async (): Promise<Row | undefined> => undefined, piecesOf)).toBeUndefined();
+    expect(await withLargeBody(async (): Promise<Row> => ({ id: 2, body: null }), piecesOf)).toEqual({ id: 2, body: 'pieces of 2' });
+    expect(pieces).toEqual(['read 2']);
   });
 });
