@@ -92,10 +92,17 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   return { ok: true, asSent: true, next, unchanged };
 }
 
-const text = (value: string | Utf8Text): string => (typeof value === 'string' ? value : value.utf8.map(decoded).join(''));
-
-/** UTF-8 bytes as a string, read in place. */
-const decoded = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+/**
+ * A text as a string. Parts are joined as bytes and decoded once: decoded each on its own and
+ * joined, a 5 MB text left its parts (a quarter of a megabyte each, in V8's large-object space,
+ * which only a full collection frees) in the thread's heap for the rest of the task.
+ */
+const text = (value: string | Utf8Text): string => {
+  if (typeof value === 'string') return value;
+  const [only, ...more] = value.utf8;
+  const bytes = more.length === 0 && only ? only : Buffer.concat(value.utf8);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+};
 
 export interface BodyTask {
   /** The request body's bytes (UTF-8), in the chunks it arrived in (cut anywhere, even inside a character). */

@@ -7,6 +7,7 @@ import {
   protectedAnchorsOf,
   protectedLinksOf,
   SANITIZE_IN_PARTS_FROM,
+  SANITIZE_PART_CHARS,
   sanitizeAndScan,
   sanitizeBody,
   sanitizeTrusted,
@@ -379,7 +380,7 @@ describe('sanitising in parts (large bodies)', () => {
     while (input.length < 600_000) input += samples.join('<p>between</p>');
     input += xssVectors.join('');
     expect(input.length).toBeGreaterThanOrEqual(SANITIZE_IN_PARTS_FROM);
-    expect(topLevelParts(input, SANITIZE_IN_PARTS_FROM / 2).length).toBeGreaterThan(1);
+    expect(topLevelParts(input, SANITIZE_PART_CHARS).length).toBeGreaterThan(1);
     expect(sanitizeTrusted(input)).toBe(sanitizeTrusted(input, { partChars: input.length + 1 }));
   });
 });
