@@ -5,14 +5,9 @@
 //
 //   npm run build && node bench/large-bodies.mjs                       # SQLite
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/large-bodies.mjs   # schema "bench_large"
-import { fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
+import { dist, freshDatabase, start, startSettings } from './service.mjs';
 
-const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 
@@ -20,18 +15,7 @@ const { openRuntime } = await import(`${dist}/runtime.js`);
 const rounds = 3;
 const targetMs = 50;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'anchorage-large-'));
-let databaseUrl;
-if (process.env.DATABASE_URL) {
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query('drop schema if exists bench_large cascade');
-  await admin.query('create schema bench_large');
-  await admin.end();
-  const base = process.env.DATABASE_URL;
-  databaseUrl = `${base}${base.includes('?') ? '&' : '?'}options=-c%20search_path%3Dbench_large`;
-}
-const env = { ...process.env, DATA_DIR: dataDir, DEMO_DATA: 'off', LOG_LEVEL: 'warn', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+const { databaseUrl, env, remove: removeDatabase } = await freshDatabase('bench_large');
 
 const protectedLink = (i) => `<a href="https://partner${i}.example/offer" data-service-protected="backlink">partner ${i}</a>`;
 
@@ -73,26 +57,9 @@ const imported = await runtime.services.importer.run({
 const articleId = imported.sites[0].article_ids[0];
 await runtime.close();
 
-const [, startVariables, startFlags] = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start.match(
-  /((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/main\.js/,
-);
-const server = fork(new URL('./server.mjs', import.meta.url).pathname, [], {
-  env: { ...env, ...Object.fromEntries(startVariables.split(' ').filter(Boolean).map((pair) => pair.split('='))) },
-  execArgv: startFlags.split(' ').filter(Boolean),
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
-const port = await new Promise((resolve) => server.once('message', (m) => resolve(m.port)));
-const ask = (message, field) =>
-  new Promise((resolve) => {
-    const listen = (m) => {
-      if (m[field] !== undefined) {
-        server.off('message', listen);
-        resolve(m);
-      }
-    };
-    server.on('message', listen);
-    server.send(message);
-  });
+const { variables, flags } = startSettings();
+const { ready, ask, stopped } = start('./server.mjs', { ...env, ...variables }, flags);
+const port = await ready;
 const base = `http://127.0.0.1:${port}`;
 const api = { authorization: `Bearer ${key}` };
 const json = { ...api, 'content-type': 'application/json' };
@@ -158,8 +125,7 @@ for (let round = 0; round < rounds; round++) {
     row.ms.push(ms);
   }
 }
-server.send('stop');
-await new Promise((resolve) => server.once('exit', resolve));
+await stopped();
 
 console.log(`\n${databaseUrl ? 'PostgreSQL' : 'SQLite'}: each request alone with a 4.9 MB article body, ${rounds} rounds, node ${process.version}\n`);
 console.log('| Request | Status | Took (ms) | Longest hold of the loop | Target | |');
@@ -171,10 +137,4 @@ for (const [name, row] of worst) {
   console.log(`| ${name} | ${[...row.statuses].join(', ')} | ${row.ms.map((ms) => ms.toFixed(0)).join(' / ')} | ${row.delayMaxMs.toFixed(0)} ms | ≤ ${targetMs} ms | ${ok ? 'PASS' : 'FAIL'} |`);
 }
 console.log(`\n${worst.size - failed} passed, ${failed} failed`);
-rmSync(dataDir, { recursive: true, force: true });
-if (databaseUrl) {
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query('drop schema if exists bench_large cascade');
-  await admin.end();
-}
+await removeDatabase();

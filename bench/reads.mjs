@@ -18,17 +18,14 @@
 //   node bench/reads.mjs --only=scale --case=getStats --seconds=10   # some cases, longer
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
-import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import pg from 'pg';
 import pino from 'pino';
+import { dist, freshDatabase, start, startSettings } from './service.mjs';
 
-const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 const { newApiKey, sha256 } = await import(`${dist}/core/secrets.js`);
@@ -59,26 +56,8 @@ const writerAccounts = 60;
 
 // ---------------------------------------------------------------------------------------------
 // The database: a fresh SQLite file, or a fresh schema "bench" on the given PostgreSQL database.
-const dataDir = mkdtempSync(join(tmpdir(), 'anchorage-bench-'));
-let databaseUrl;
-if (process.env.DATABASE_URL) {
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query('drop schema if exists bench cascade');
-  await admin.query('create schema bench');
-  await admin.end();
-  const base = process.env.DATABASE_URL;
-  databaseUrl = `${base}${base.includes('?') ? '&' : '?'}options=-c%20search_path%3Dbench`;
-}
+const { dataDir, databaseUrl, env, remove: removeDatabase } = await freshDatabase('bench');
 const dbName = databaseUrl ? 'PostgreSQL' : 'SQLite';
-const env = {
-  ...process.env,
-  DATA_DIR: dataDir,
-  DEMO_DATA: 'off',
-  // Request logging off: we measure the service, not the log pipe.
-  LOG_LEVEL: 'warn',
-  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-};
 const settings = loadSettings(env);
 const runtime = await openRuntime(settings, { logger: pino({ level: 'silent' }) });
 const { services } = runtime;
@@ -279,36 +258,15 @@ console.log(
 
 // ---------------------------------------------------------------------------------------------
 // Processes: the service (and, for the floor, the bare server), each reporting its port.
-function start(script, childEnv, execArgv = []) {
-  const child = fork(new URL(script, import.meta.url).pathname, [], { env: childEnv, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve(m.port));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-  const ask = (message, field) =>
-    new Promise((resolve) => {
-      const listen = (m) => {
-        if (m[field] !== undefined) {
-          child.off('message', listen);
-          resolve(m);
-        }
-      };
-      child.on('message', listen);
-      child.send(message);
-    });
-  const stopped = () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.send('stop'))));
-  return { child, ready, ask, stopped };
-}
-
 const profileDir = new URL('./profiles', import.meta.url).pathname;
 if (profile) mkdirSync(profileDir, { recursive: true });
 // The service runs with the environment variables and node flags `npm start` gives it.
-const [, startVariables, startFlags] = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).scripts.start.match(/((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/main\.js/);
-const serverEnv = { ...env, ...Object.fromEntries(startVariables.split(' ').filter(Boolean).map((pair) => pair.split('='))) };
+const { variables: startVariables, flags: startFlags } = startSettings();
+const serverEnv = { ...env, ...startVariables };
 const server = start(
   './server.mjs',
   profile ? { ...serverEnv, STALLS_FILE: `${profileDir}/stalls.json` } : serverEnv,
-  [...startFlags.split(' ').filter(Boolean), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+  [...startFlags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
 );
 const port = await server.ready;
 
@@ -574,11 +532,5 @@ const failed = rows.filter((r) => !r.ok).length;
 console.log(`\n${rows.length - failed} passed, ${failed} failed`);
 
 if (args.includes('--keep')) console.log(`kept ${databaseUrl ? 'the schema bench' : sqliteFile}`);
-else rmSync(dataDir, { recursive: true, force: true });
-if (databaseUrl && !args.includes('--keep')) {
-  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await admin.connect();
-  await admin.query('drop schema if exists bench cascade');
-  await admin.end();
-}
+else await removeDatabase();
 process.exitCode = failed > 0 ? 1 : 0;

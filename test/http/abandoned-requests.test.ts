@@ -95,3 +95,24 @@ describe('a client that leaves while its edit runs, then the node stops', () => 
     expect(records[0]!.status).toBeLessThan(500);
   }, 30_000);
 });
+
+describe('handlersSettled (what a stopping node waits for, within SHUTDOWN_TIMEOUT_MS)', () => {
+  it('gives up after its timeout while a handler still runs, waits for it otherwise, and answers at once when none runs', async () => {
+    const a = await seedArticle(h.services, { body: '<p>No protected links here.</p>' });
+    await putAndLeave(a.articleId, a.customer.key);
+
+    const started = Date.now();
+    await h.app.handlersSettled(50);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    // It gave up: the edit is still with the HTML pool.
+    expect(h.services.htmlPool.running).toBe(1);
+
+    await h.app.handlersSettled(shutdownTimeoutMs);
+    expect(h.services.htmlPool.running).toBe(0);
+    expect((await articleRow(h, a.articleId)).body).toBe(body);
+
+    const idle = Date.now();
+    await h.app.handlersSettled(shutdownTimeoutMs);
+    expect(Date.now() - idle).toBeLessThan(1_000);
+  }, 60_000);
+});
