@@ -51,6 +51,23 @@ describe('Lock', () => {
     await lock.acquire();
     lock.release();
   });
+
+  it('acquireFirst goes ahead of those already waiting, and takes a free lock at once', async () => {
+    const lock = new Lock();
+    const order: string[] = [];
+    await lock.acquire();
+    const take = async (name: string, first = false) => {
+      await (first ? lock.acquireFirst() : lock.acquire());
+      order.push(name);
+      lock.release();
+    };
+    const waiters = [take('a'), take('b'), take('first', true)];
+    lock.release();
+    await Promise.all(waiters);
+    expect(order).toEqual(['first', 'a', 'b']);
+    await lock.acquireFirst();
+    lock.release();
+  });
 });
 
 describe('the off-loop SQLite connection', () => {
@@ -173,6 +190,26 @@ describe('the off-loop SQLite connection', () => {
     const limit = async (kysely: typeof offLoop) => Object.values((await sql.raw('pragma journal_size_limit').execute(kysely)).rows[0] as object)[0];
     expect(await limit(db.kysely)).toBe(-1);
     expect(await limit(offLoop)).toBe(64 * 1024 * 1024);
+  });
+
+  it('skips a checkpoint asked for in the middle of its transaction (SQLite refuses it there), and runs the next', async () => {
+    const { db } = await open();
+    await sql`insert into t (id, x) values (1, ${'x'.repeat(100_000)})`.execute(db.kysely);
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
+    try {
+      await runner.run(CompiledQuery.raw('begin'));
+      await runner.run(CompiledQuery.raw("update t set n = 1 where id = 1"));
+      expect(await runner.checkpoint()).toBe(false);
+      await runner.run(CompiledQuery.raw('commit'));
+      expect(await runner.checkpoint()).toBe(true);
+      // The log, copied whole, starts again from this connection's one page.
+      await runner.restartLog();
+      const [log] = (await sql.raw('pragma wal_checkpoint(PASSIVE)').execute(db.kysely)).rows as { log: number }[];
+      expect(log!.log).toBe(1);
+      expect(await runner.checkpoint()).toBe(false);
+    } finally {
+      await runner.close();
+    }
   });
 
   it('fails the statements in flight when its thread dies, and starts a new thread for the next', async () => {
