@@ -11,15 +11,6 @@ export class Lock {
     await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
-  /** `acquire`, ahead of every one already waiting. */
-  async acquireFirst(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.unshift(resolve));
-  }
-
   release(): void {
     const next = this.waiting.shift();
     if (next) next();

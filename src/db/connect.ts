@@ -93,24 +93,13 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
   const offLoop = new OffLoopRunner({ file, walAutocheckpoint: database.pragma('wal_autocheckpoint', { simple: true }) as number, pageCacheKib });
-  const writes = new Lock();
-  // The first write after a checkpoint that copied the whole log starts it again, and syncs it:
-  // the off-loop connection's (`restartLog`), so the checkpoint runs between writes, ahead of
-  // those waiting.
-  const checkpoint = async () => {
-    await writes.acquireFirst();
-    try {
-      if (await offLoop.checkpoint()) await offLoop.restartLog();
-    } finally {
-      writes.release();
-    }
-  };
-  const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database, checkpoint) : undefined;
+  const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database, () => offLoop.checkpoint()) : undefined;
   const close = () => {
     checkpoints?.close();
     void offLoop.close();
     database.close();
   };
+  const writes = new Lock();
   return {
     dialect: 'sqlite',
     kysely: kyselyOf(sqliteDialect(localRunner(statementCache(database), close), writes), 'sqlite'),

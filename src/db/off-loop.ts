@@ -55,7 +55,7 @@ const largeTextChars = 64 * 1024;
 
 type Answer =
   | { id: number; rows: unknown[] }
-  | { id: number; changes: number; lastInsertRowid: number | bigint; backfilled?: boolean }
+  | { id: number; changes: number; lastInsertRowid: number | bigint }
   | { id: number; error: { message: string; code: string } };
 
 export interface OffLoopSettings {
@@ -101,28 +101,13 @@ export class OffLoopRunner implements StatementRunner {
 
   /**
    * Copies the write-ahead log into the database file (PASSIVE: never blocks a reader or the
-   * writer), between this connection's transactions (see checkpoints.ts): asked for in the middle
-   * of one (a large write's statements come one message at a time), SQLite refuses it (“database
-   * table is locked”), which made the service fall back to checkpointing in the event loop's
-   * commits for good; it is then skipped until the next look. True when it copied all of
-   * a log of more than one page, so that the next write starts the log again from its beginning
-   * (`restartLog`, which leaves a log of one page).
+   * writer), between this connection's transactions (see checkpoints.ts). Asked for in the middle
+   * of one (a large write's statements come one message at a time), it is skipped until the next
+   * look: SQLite refuses it there (“database table is locked”), which made the service fall back
+   * to checkpointing in the event loop's commits for good.
    */
-  async checkpoint(): Promise<boolean> {
+  async checkpoint(): Promise<void> {
     const answer = await this.ask({ checkpoint: true }, []);
-    if ('error' in answer) throw new SQLite.SqliteError(answer.error.message, answer.error.code);
-    return 'changes' in answer && answer.backfilled === true;
-  }
-
-  /**
-   * Writes one page (the header's `user_version`, set to what it is) so that this connection,
-   * not the event loop's, starts the log again after a checkpoint copied all of it: the first
-   * commit after a restart syncs the log file (SQLite does so unless `synchronous = OFF`), and
-   * behind a checkpoint's syncs that took the event loop's commits up to 36 ms. The caller holds
-   * the lock of writes shared with the event loop's connection.
-   */
-  async restartLog(): Promise<void> {
-    const answer = await this.ask({ restartLog: true }, []);
     if ('error' in answer) throw new SQLite.SqliteError(answer.error.message, answer.error.code);
   }
 
@@ -136,7 +121,7 @@ export class OffLoopRunner implements StatementRunner {
     await worker?.terminate();
   }
 
-  private ask(message: { sql: string; parameters: unknown[] } | { checkpoint: true } | { restartLog: true }, transferList: ArrayBuffer[]): Promise<Answer> {
+  private ask(message: { sql: string; parameters: unknown[] } | { checkpoint: true }, transferList: ArrayBuffer[]): Promise<Answer> {
     const worker = (this.worker ??= this.started());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -215,20 +200,10 @@ const valueOf = (value) => {
   if (value && typeof value === 'object' && Array.isArray(value.utf8)) return value.utf8.map((part) => decoder.decode(part)).join('');
   return value;
 };
-parentPort.on('message', ({ id, sql, parameters, checkpoint, restartLog }) => {
+parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {
   try {
-    if (checkpoint && database.inTransaction) {
-      parentPort.postMessage({ id, changes: 0, lastInsertRowid: 0, backfilled: false });
-      return;
-    }
+    if (checkpoint && !database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
     if (checkpoint) {
-      const [{ busy, log, checkpointed }] = database.pragma('wal_checkpoint(PASSIVE)');
-      parentPort.postMessage({ id, changes: 0, lastInsertRowid: 0, backfilled: busy === 0 && log > 1 && checkpointed === log });
-      return;
-    }
-    if (restartLog) {
-      const version = database.pragma('user_version', { simple: true });
-      database.transaction(() => database.pragma('user_version = ' + version))();
       parentPort.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
