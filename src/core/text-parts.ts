@@ -4,8 +4,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /**
  * `text` in consecutive parts of `partChars` UTF-16 units, one more where a part would end inside
- * a surrogate pair (a lone high surrogate before a pair must not move the cut into it): encoded on its own, each half of a split pair would become U+FFFD. Large texts
- * are encoded to UTF-8 a part per turn of the event loop (answers, tasks for pool threads).
+ * a surrogate pair (a lone high surrogate before a pair must not move the cut into it): encoded on
+ * its own, each half of a split pair would become U+FFFD. Large texts are encoded to UTF-8 a part
+ * per turn of the event loop (answers, tasks for pool threads).
  */
 export function* textParts(text: string, partChars: number): Generator<string> {
   for (let start = 0; start < text.length; ) {

@@ -202,8 +202,8 @@ const valueOf = (value) => {
 };
 parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {
   try {
-    if (checkpoint && !database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
     if (checkpoint) {
+      if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
       parentPort.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
