@@ -1,5 +1,5 @@
 /// <reference lib="es2024.string" />
-import { decodedText, type EncodedText, isEncodedText } from './text-parts.js';
+import { decodedText, type EncodedText, isEncodedText, isSharedText, sharedText } from './text-parts.js';
 
 /**
  * The most values a request body may hold: JSON values (objects, arrays, strings, numbers,
@@ -40,7 +40,7 @@ function eachContainer(root: unknown, visit: (container: Record<string, unknown>
   const waiting: unknown[] = [root];
   while (waiting.length > 0) {
     const next = waiting.pop();
-    if (typeof next !== 'object' || next === null || next instanceof Uint8Array) continue;
+    if (typeof next !== 'object' || next === null || next instanceof Uint8Array || isSharedText(next)) continue;
     const container = next as Record<string, unknown>;
     visit(container);
     for (const child of Object.values(container)) waiting.push(child);
@@ -63,6 +63,32 @@ export function largeTextsAsBytes(root: unknown): ArrayBuffer[] {
     }
   });
   return buffers;
+}
+
+/**
+ * Strings this long (characters) in the fields of a body that take them as shared bytes
+ * (`sharedTexts`) become `SharedText`s: the article body of a large PUT (the large tasks of the
+ * HTML pool, the bodies the off-loop connection stores and the answers sent in parts start at the
+ * same size).
+ */
+const sharedTextChars = 1_000_000;
+
+/**
+ * Replaces, in place, the large string of each of `fields` of `root` (an object) by a
+ * `SharedText`; whether it made one. A string holding a lone surrogate stays a string: UTF-8
+ * would turn it into U+FFFD.
+ */
+export function sharedTexts(root: unknown, fields: readonly string[]): boolean {
+  if (typeof root !== 'object' || root === null || Array.isArray(root)) return false;
+  const container = root as Record<string, unknown>;
+  let made = false;
+  for (const field of fields) {
+    const value = Object.hasOwn(container, field) ? container[field] : undefined;
+    if (typeof value !== 'string' || value.length < sharedTextChars || !value.isWellFormed()) continue;
+    container[field] = sharedText(value);
+    made = true;
+  }
+  return made;
 }
 
 /** Undoes `largeTextsAsBytes` on `root`, in place (each text decoded in parts: `decodedText`). */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { jsonWithTexts, textPlaceholder } from './text-parts.js';
+import { isSharedText, jsonWithTexts, type SharedText, textPlaceholder } from './text-parts.js';
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -29,12 +29,12 @@ const largeStringChars = 64 * 1024;
  * `sha256(JSON.stringify(value))`, with every large string of `value` escaped and hashed a part
  * per turn of the event loop (`jsonWithTexts`): serialised and hashed at once, a request holding
  * a 5 MB article body (the fingerprint of an Idempotency-Key) took one turn of tens of
- * milliseconds.
+ * milliseconds. A `SharedText` is hashed as the string it stands for.
  */
 export async function jsonSha256(value: unknown): Promise<string> {
-  const large: string[] = [];
+  const large: (string | SharedText)[] = [];
   const json = JSON.stringify(value, (_key, item: unknown) =>
-    typeof item === 'string' && item.length >= largeStringChars ? (large.push(item), textPlaceholder) : item,
+    (typeof item === 'string' && item.length >= largeStringChars) || isSharedText(item) ? (large.push(item), textPlaceholder) : item,
   );
   const hash = createHash('sha256');
   for await (const part of jsonWithTexts(json, large)) hash.update(part);

@@ -200,6 +200,7 @@ const valueOf = (value) => {
   if (value && typeof value === 'object' && Array.isArray(value.utf8)) return value.utf8.map((part) => decoder.decode(part)).join('');
   return value;
 };
+const sharesMemory = (value) => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;
 parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {
   try {
     if (checkpoint) {
@@ -237,6 +238,10 @@ parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {
   } catch (error) {
     parentPort.postMessage({ id, error: { message: String(error && error.message), code: String(error && error.code) } });
   }
-  if (getHeapStatistics().used_heap_size > workerData.collectAbove) collectGarbage();
+  // A large body bound from shared memory (a \`SharedText\`'s) stays in this thread's reach until
+  // its heap is collected, which its few allocations would not ask for: collected once this
+  // message's values are out of reach.
+  if (parameters && parameters.some(sharesMemory)) setImmediate(collectGarbage);
+  else if (getHeapStatistics().used_heap_size > workerData.collectAbove) collectGarbage();
 });
 `;

@@ -3,6 +3,7 @@ import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { holdsAtMost, maxBodyValues } from '../core/body-values.js';
 import { AppError } from '../core/errors.js';
 import { parseForm } from '../core/form.js';
+import { isSharedText, type SharedText } from '../core/text-parts.js';
 import type { HtmlPool } from '../services/html-pool.js';
 
 /**
@@ -14,6 +15,36 @@ const largeJson = 256 * 1024;
 const tooManyValues = () =>
   new AppError('payload_too_large', `The request body holds more than ${maxBodyValues.toLocaleString('en-US')} values (JSON values or form fields). Nothing was saved.`);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Fields of the JSON body whose large strings the handler takes as `SharedText`s
+     * (`sharedTextsOf`), never made strings on the event loop. Validation sees each such field as
+     * the empty string: only fields that take any string may be named.
+     */
+    sharedTextFields?: readonly string[];
+  }
+}
+
+/** The `SharedText`s taken out of each request's body, by field. */
+const requestTexts = new WeakMap<FastifyRequest, Record<string, SharedText>>();
+
+/** The fields of `request`'s body that came as `SharedText`s (see `sharedTextFields`). */
+export const sharedTextsOf = (request: FastifyRequest): Record<string, SharedText> => requestTexts.get(request) ?? {};
+
+/** Takes the `SharedText`s out of a parsed body into `requestTexts`, leaving empty strings to validate. */
+function takeSharedTexts(request: FastifyRequest, value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  const body = value as Record<string, unknown>;
+  const texts: Record<string, SharedText> = {};
+  for (const [field, text] of Object.entries(body)) {
+    if (!isSharedText(text)) continue;
+    texts[field] = text;
+    body[field] = '';
+  }
+  if (Object.keys(texts).length > 0) requestTexts.set(request, texts);
+}
+
 type Done = (error: Error | null, value?: unknown) => void;
 
 /** `done` with `value`, or with `tooManyValues` past `maxBodyValues`. */
@@ -24,7 +55,8 @@ const boundedDone = (done: Done) => (error: Error | null, value?: unknown) =>
  * JSON request bodies, parsed as Fastify's own parser does (prototype and constructor poisoning
  * refused, the same errors), holding at most `maxBodyValues` values. A large one is parsed off the
  * event loop, by a thread of the HTML pool: decoding and parsing a 5 MB body took 30–45 ms,
- * during which every other request waited.
+ * during which every other request waited. The large strings of the route's `sharedTextFields`
+ * come from that thread as `SharedText`s.
  */
 export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -34,9 +66,14 @@ export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
       if (error || !body) done(error);
       else if (body.size < largeJson) parse(request, joined(body).toString('utf8'), boundedDone(done));
       else {
-        pool.parseBody(body.parts, 'json').then(
-          (outcome) =>
-            outcome.ok ? done(null, outcome.value) : done(outcome.tooManyValues ? tooManyValues() : new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined),
+        pool.parseBody(body.parts, 'json', request.routeOptions.config.sharedTextFields).then(
+          (outcome) => {
+            if (!outcome.ok) done(outcome.tooManyValues ? tooManyValues() : new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+            else {
+              takeSharedTexts(request, outcome.value);
+              done(null, outcome.value);
+            }
+          },
           (failure: Error) => done(failure, undefined),
         );
       }

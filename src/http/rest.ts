@@ -11,6 +11,7 @@ import type { Services } from '../services/index.js';
 import { authenticateApiKey } from './auth.js';
 import { noneMatchFails } from './conditional.js';
 import { fieldsOf } from './errors.js';
+import { sharedTextsOf } from './json-body.js';
 import { rateLimited, refusedUnauthenticated, setLimitHeaders } from './limits.js';
 
 const errorDescriptions: Record<number, string> = {
@@ -189,6 +190,7 @@ export async function restRoutes(app: FastifyInstance, options: { services: Serv
       method: operation.rest.method,
       url: operation.rest.path.replace(/\{(\w+)\}/g, ':$1'),
       bodyLimit: multipartFields ? multipartBodyLimit : jsonBodyLimit,
+      config: { sharedTextFields: operation.rest.sharedTextFields },
       schema: {
         operationId: operation.name,
         summary: operation.summary,
@@ -222,6 +224,7 @@ export async function restRoutes(app: FastifyInstance, options: { services: Serv
         const input: Record<string, unknown> = {
           ...(request.query as object),
           ...body,
+          ...sharedTextsOf(request),
           ...(pathId ? { [pathId]: (request.params as { id: number }).id } : {}),
         };
         const result = await runOperation(operation, input, {

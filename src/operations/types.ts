@@ -53,6 +53,11 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
     multipart?: z.ZodObject;
     /** The result carries the article's ETag; on GET a matching `If-None-Match` is a 304. */
     etag?: boolean;
+    /**
+     * Body fields whose large strings reach the handler as `SharedText`s, never strings on the
+     * event loop (`sharedTextFields` in json-body.ts): only fields that take any string.
+     */
+    sharedTextFields?: (keyof z.infer<Input> & string)[];
   };
   /** The MCP tool that is this operation; absent when a combined tool covers it. */
   tool?: {

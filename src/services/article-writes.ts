@@ -1,21 +1,20 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
-import type { BodyChange } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
-import type { Utf8Text } from '../core/text-parts.js';
+import type { SharedText, Utf8Text } from '../core/text-parts.js';
 import { bodyInParts, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
 import type { DialectName } from '../db/connect.js';
 import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
-import { articleETag, type ArticleWithBody, columnsButBody, toArticleWithBody } from './articles.js';
+import { articleETag, type ArticleWithBody, columnsButBody, withBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
-import type { HtmlPool } from './html-pool.js';
+import type { HtmlPool, PoolChange } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
 import type { LimitState } from './limits.js';
 import { loopTurns } from './loop-turns.js';
@@ -35,7 +34,8 @@ export interface WriteOptions {
 }
 
 export interface WriteResult {
-  article: ArticleWithBody;
+  /** A body sent as a `SharedText` (a large PUT's, over REST) is answered as one. */
+  article: ArticleWithBody<string | SharedText>;
   etag: string;
   /** What the sanitiser removed from the submitted body (meta.sanitized). */
   sanitized: string[];
@@ -47,7 +47,8 @@ export interface WriteResult {
 }
 
 export interface ReplaceInput {
-  body: string;
+  /** A large body of a PUT over REST comes as a `SharedText` (`sharedBodyFields` in rest.ts). */
+  body: string | SharedText;
   title?: string;
   /** The UI editor saves it with the body; PUT over the API does not take it. */
   meta_description?: string;
@@ -79,7 +80,7 @@ const toReplay = (result: WriteResult): StoredSuccess<WriteResult> =>
     : { ok: true, result: { ...result, article: { ...result.article, body: '' } }, bodyRevision: result.revision };
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
-type NextState = ArticleState & {
+type NextState = ArticleState<string | SharedText> & {
   sanitized: string[];
   word_count: number | null;
   protected_links: ProtectedLink[];
@@ -202,7 +203,7 @@ export class ArticleWritesService {
   }
 
   /** The body after `change`, sanitised and guarded; a refusal is thrown as its AppError. */
-  private async bodyFor(actor: Actor, row: WritableRow, change: BodyChange): Promise<BodyContent> {
+  private async bodyFor(actor: Actor, row: WritableRow, change: PoolChange): Promise<BodyContent> {
     const outcome = await this.html.nextBody(actor.accountId, row.body, change, row.body_sanitizer === SANITIZER_VERSION);
     if (!outcome.ok) throw AppError.fromBody(outcome.error);
     return { ...outcome.next, unchanged: outcome.unchanged };
@@ -266,7 +267,7 @@ export class ArticleWritesService {
       const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
       if (options.dryRun || sameState(nextState, row)) {
         const revision = nextState.unchanged ? row.current_revision_id : null;
-        return { article: toArticleWithBody({ ...row, ...state, ...derived }), etag, sanitized, changed: false, revision };
+        return { article: withBody({ ...row, ...state, ...derived }, state.body, protected_links), etag, sanitized, changed: false, revision };
       }
       // The HTML work may have come back from a pool thread, in a turn of the loop shared with
       // other results and requests: storing waits for a turn of its own (loop-turns.ts).
@@ -286,7 +287,7 @@ export class ArticleWritesService {
   private async store(
     actor: Actor,
     row: WritableRow,
-    state: ArticleState & { word_count: number | null; protected_links: string; body_sanitizer: number | null },
+    state: ArticleState<string | SharedText> & { word_count: number | null; protected_links: string; body_sanitizer: number | null },
     sanitized: string[],
     reason: string | null,
     idempotencyKey: string | undefined,
@@ -316,8 +317,9 @@ export class ArticleWritesService {
         .set({ ...columns, body: (eb) => eb.selectFrom('revisions').select('body').where('id', '=', revisionId) })
         .where('id', '=', row.id)
         .executeTakeFirstOrThrow();
-      const saved: ArticleRow = { ...row, ...changes };
-      const result: WriteResult = { article: toArticleWithBody(saved), etag: articleETag(saved), sanitized, changed: true, revision: revisionId, allowance };
+      const saved = { ...row, ...changes };
+      const article = withBody(saved, state.body, JSON.parse(state.protected_links) as ProtectedLink[]);
+      const result: WriteResult = { article, etag: articleETag(saved), sanitized, changed: true, revision: revisionId, allowance };
       if (entry) await this.activity.recordIn(trx, entry);
       if (idempotencyKey !== undefined) {
         await this.idempotency.complete(trx, actor.accountId, idempotencyKey, toReplay(result));

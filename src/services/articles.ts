@@ -25,9 +25,10 @@ export interface Article {
   featured_image_url: string | null;
 }
 
-export interface ArticleWithBody extends Article {
+/** An article with its body: a string, or where a write kept it so, a `SharedText` (`Body`). */
+export interface ArticleWithBody<Body = string> extends Article {
   meta_description: string | null;
-  body: string;
+  body: Body;
   protected_links: ProtectedLink[];
 }
 
@@ -69,13 +70,16 @@ const storedProtectedLinks = (row: Pick<ArticleRow, 'body' | 'protected_links'>)
 export const protectedLinksColumn = (body: string): string => JSON.stringify(protectedLinksOf(body));
 
 export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
-  return {
-    ...toArticle(row),
-    meta_description: row.meta_description,
-    body: row.body,
-    protected_links: storedProtectedLinks(row),
-  };
+  return withBody(row, row.body, storedProtectedLinks(row));
 }
+
+/** The article of `row` with `body` and its protected links as given. */
+export const withBody = <Body>(row: Omit<ArticleRow, 'body'>, body: Body, protectedLinks: ProtectedLink[]): ArticleWithBody<Body> => ({
+  ...toArticle(row),
+  meta_description: row.meta_description,
+  body,
+  protected_links: protectedLinks,
+});
 
 /** Every column of an article but its body. */
 export const columnsButBody = Object.keys({

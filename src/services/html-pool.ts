@@ -10,12 +10,12 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { type BodyChange, changeSize, nextBody } from '../core/article-body.js';
+import { type BodyChange, changeSize, type NextBody, nextBody } from '../core/article-body.js';
 import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
-import { buffersOf, type Utf8Text, utf8InParts } from '../core/text-parts.js';
+import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
 import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -95,14 +95,30 @@ interface PreparedTask {
   transferList?: ArrayBuffer[];
 }
 
-/** A task with its large strings as transferred UTF-8, encoded in parts (see `utf8InParts`). */
-async function encodedTask(current: string | Uint8Array | Utf8Text, change: BodyChange, currentClean: boolean): Promise<PreparedTask> {
+/**
+ * A change of the body for the pool: a new body may come as a `SharedText` (a large PUT's body,
+ * which the thread reads where it is).
+ */
+export type PoolChange = BodyChange | { body: string | SharedText };
+
+/** The size of `change` (characters), as `changeSize` counts it. */
+const poolChangeSize = (current: string, change: PoolChange): number =>
+  'body' in change ? current.length + change.body.length : changeSize(current, change);
+
+/**
+ * A task with its large strings as UTF-8: a string encoded in parts (see `utf8InParts`) and
+ * transferred, a `SharedText` as the bytes it already is.
+ */
+async function encodedTask(current: string | Uint8Array | Utf8Text, change: PoolChange, currentClean: boolean): Promise<PreparedTask> {
   const encodedCurrent = typeof current === 'string' ? await utf8InParts(current) : current instanceof Uint8Array ? { utf8: [ownBuffer(current)] } : current;
-  const encodedChange = 'body' in change ? { body: await utf8InParts(change.body) } : change;
+  const encodedChange = 'body' in change ? { body: typeof change.body === 'string' ? await utf8InParts(change.body) : { utf8: [change.body.shared] } } : change;
   const transferList = buffersOf(encodedCurrent);
   if ('body' in encodedChange) transferList.push(...buffersOf(encodedChange.body));
   return { task: { current: encodedCurrent, change: encodedChange, currentClean }, transferList };
 }
+
+/** Whether `change` holds no `SharedText` (it may then run inline, or go to a thread as it is). */
+const isStringChange = (change: PoolChange): change is BodyChange => !('body' in change) || typeof change.body === 'string';
 
 /** Bytes of a body read as UTF-8, whole or in parts. */
 const byteLength = (bytes: Uint8Array | Utf8Text): number =>
@@ -114,9 +130,12 @@ const ownBuffer = (bytes: Uint8Array): Uint8Array =>
 
 /**
  * `nextBody`'s outcome; `unchanged` when the next body is the current one (the body the pool was
- * given as bytes, which it no longer holds, is compared by the thread).
+ * given as bytes, which it no longer holds, is compared by the thread). A next body that is the
+ * new body as sent is that body: a `SharedText` stays one.
  */
-export type PooledOutcome = Exclude<HtmlOutcome, { asSent: true }>;
+export type PooledOutcome =
+  | Exclude<HtmlOutcome, { ok: true }>
+  | { ok: true; next: Omit<NextBody, 'body'> & { body: string | SharedText }; unchanged: boolean };
 
 /** Milliseconds a comparison of small bodies may take on the event loop before it goes to a thread. */
 const inlineDiffMs = 10;
@@ -147,9 +166,9 @@ export class HtmlPool {
    * connection read them (SQLite), or in UTF-8 parts (PostgreSQL: `bodyInParts`): they go to the
    * thread as they are (transferred), never decoded here.
    */
-  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: BodyChange, currentClean = false): Promise<PooledOutcome> {
-    const size = typeof current === 'string' ? changeSize(current, change) : byteLength(current) + changeSize('', change);
-    if (typeof current === 'string' && size < this.settings.inlineBelow) {
+  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, currentClean = false): Promise<PooledOutcome> {
+    const size = typeof current === 'string' ? poolChangeSize(current, change) : byteLength(current) + poolChangeSize('', change);
+    if (typeof current === 'string' && isStringChange(change) && size < this.settings.inlineBelow) {
       const outcome = nextBody(current, change, currentClean);
       return outcome.ok ? { ...outcome, unchanged: outcome.next.body === current } : outcome;
     }
@@ -160,10 +179,12 @@ export class HtmlPool {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
       const outcome = await this.run(size, () =>
-        typeof current === 'string' && size < largeTaskChars ? { task: { current, change, currentClean } } : encodedTask(current, change, currentClean),
+        typeof current === 'string' && isStringChange(change) && size < largeTaskChars
+          ? { task: { current, change, currentClean } }
+          : encodedTask(current, change, currentClean),
       );
       if (!('asSent' in outcome)) return outcome;
-      return { ok: true, next: { ...outcome.next, body: (change as { body: string }).body }, unchanged: outcome.unchanged };
+      return { ok: true, next: { ...outcome.next, body: (change as { body: string | SharedText }).body }, unchanged: outcome.unchanged };
     } finally {
       release();
     }
@@ -251,7 +272,7 @@ export class HtmlPool {
    * two threads' heaps grown at once, and the server's peak RSS fell from 266–301 MB to 245–262 MB
    * (quick runs of the loop) once they took turns.
    */
-  async parseBody(parts: Uint8Array[], kind: BodyTask['kind']): Promise<BodyOutcome> {
+  async parseBody(parts: Uint8Array[], kind: BodyTask['kind'], sharedFields?: readonly string[]): Promise<BodyOutcome> {
     // Read before the buffers are handed over: a transferred buffer has no length left here.
     const size = parts.reduce((sum, part) => sum + part.byteLength, 0);
     this.refuseOverQueue(size, 'The server is busy with large requests; retry in a moment. Nothing was saved.');
@@ -260,7 +281,7 @@ export class HtmlPool {
       // A part that is a buffer of its own (a chunk read from the socket) goes to the thread as it
       // is (transferred); a view into a larger buffer is copied.
       const transferList = [...new Set(parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer))];
-      const parse = () => runTask(this.started(), 'parseBody', { parts, kind }, { transferList });
+      const parse = () => runTask(this.started(), 'parseBody', { parts, kind, sharedFields }, { transferList });
       const outcome = await (size < largeTaskChars ? parse() : this.inLargeTurn(parse));
       await largeTextsDecoded(outcome);
       return outcome;

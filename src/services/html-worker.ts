@@ -11,7 +11,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type NextBody, nextBody } from '../core/article-body.js';
 import type { ErrorBody } from '../core/errors.js';
-import { holdsAtMost, largeTextsAsBytes, maxBodyValues } from '../core/body-values.js';
+import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import type { Utf8Text } from '../core/text-parts.js';
@@ -37,7 +37,17 @@ if (given && process.platform === 'linux') setPriority(given.nice);
  */
 const collectAbove = 20 * 2 ** 20;
 
-/** Collects a pool thread's heap past `collectAbove`; elsewhere (the module imported by the service) nothing. */
+/**
+ * Set when a task let go of shared memory (`SharedText` bytes read or made): the next check
+ * collects, whatever the heap holds. The bytes stay in this thread's reach until its heap is
+ * collected, and a 5 MB body is a few objects of it: a thread kept 5 MB per large PUT.
+ */
+let sharedLetGo = false;
+
+/**
+ * Collects a pool thread's heap past `collectAbove` or after `sharedLetGo`; elsewhere (the module
+ * imported by the service) nothing.
+ */
 const collectIfGrown = given ? grownCollector() : () => {};
 
 /**
@@ -52,7 +62,9 @@ function grownCollector(): () => void {
   const gc = runInNewContext('gc') as () => void;
   setFlagsFromString('--no-expose-gc');
   return () => {
-    if (getHeapStatistics().used_heap_size > collectAbove) gc();
+    if (!sharedLetGo && getHeapStatistics().used_heap_size <= collectAbove) return;
+    sharedLetGo = false;
+    gc();
   };
 }
 
@@ -101,13 +113,21 @@ const text = (value: string | Utf8Text): string => {
   if (typeof value === 'string') return value;
   const [only, ...more] = value.utf8;
   const bytes = more.length === 0 && only ? only : Buffer.concat(value.utf8);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const decoded = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  // Shared bytes (a `SharedText`'s) are let go of at once: the task's message holds them too.
+  if (value.utf8.some((part) => part.buffer instanceof SharedArrayBuffer)) {
+    value.utf8 = [];
+    sharedLetGo = true;
+  }
+  return decoded;
 };
 
 export interface BodyTask {
   /** The request body's bytes (UTF-8), in the chunks it arrived in (cut anywhere, even inside a character). */
   parts: Uint8Array[];
   kind: 'json' | 'form';
+  /** Fields of a JSON object whose large strings come back as shared bytes (`sharedTexts`). */
+  sharedFields?: readonly string[];
 }
 
 /** Not ok: not valid JSON, or `tooManyValues` (past `maxBodyValues`). */
@@ -117,9 +137,10 @@ export type BodyOutcome = { ok: true; value: unknown } | { ok: false; tooManyVal
  * A large request body, parsed as the service's parsers parse small ones: JSON as Fastify's
  * default parser does (`__proto__` and `constructor.prototype` keys refused), a form by
  * `parseForm`. A value past `maxBodyValues` is not sent back: copying it into the event loop's
- * heap is what would cost. Its large strings go back as UTF-8, transferred (`largeTextsAsBytes`).
+ * heap is what would cost. The large strings of `sharedFields` go back as shared bytes
+ * (`sharedTexts`), the other large strings as UTF-8, transferred (`largeTextsAsBytes`).
  */
-export function parseBody({ parts, kind }: BodyTask): BodyOutcome {
+export function parseBody({ parts, kind, sharedFields = [] }: BodyTask): BodyOutcome {
   let value: unknown;
   try {
     const body = Buffer.concat(parts).toString('utf8');
@@ -130,6 +151,8 @@ export function parseBody({ parts, kind }: BodyTask): BodyOutcome {
     collectIfGrown();
   }
   if (!holdsAtMost(value, maxBodyValues)) return { ok: false, tooManyValues: true };
+  // Made here and sent to the event loop: this thread's reach is let go of after the message.
+  if (sharedFields.length > 0) sharedLetGo = sharedTexts(value, sharedFields) || sharedLetGo;
   const outcome: BodyOutcome = { ok: true, value };
   const buffers = largeTextsAsBytes(outcome);
   if (buffers.length === 0) return outcome;

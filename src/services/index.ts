@@ -50,7 +50,7 @@ export function createServices(deps: ServiceDeps) {
   const keys = new KeysService(kysely, db.dialect, clock, deps.abuse.maxActiveKeys, db.changedElsewhere);
   const importer = new ImportService(kysely, clock);
   const activity = new ActivityLog(kysely, deps.onBackgroundError);
-  const revisions = new RevisionsService(kysely, clock, db.offLoop);
+  const revisions = new RevisionsService(kysely, clock, db.dialect, db.offLoop);
   const editAllowance = new EditAllowance(kysely);
   const media: MediaStore =
     deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);

@@ -1,15 +1,17 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
-import { bodyText, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
+import type { SharedText } from '../core/text-parts.js';
+import { bodyText, bodyUnlessLarge, storedText, withLargeBody } from '../db/body-pieces.js';
+import type { DialectName } from '../db/connect.js';
 import { rowWithBody } from '../db/off-loop.js';
 import type { Database, RevisionRow, RevisionsTable } from '../db/schema.js';
 import { type Actor, credentialColumns } from './actor.js';
 
-/** An article's full content: what every revision holds. */
-export interface ArticleState {
+/** An article's full content: what every revision holds (`Body`: see `ArticleWithBody`). */
+export interface ArticleState<Body = string> {
   title: string | null;
-  body: string;
+  body: Body;
   meta_description: string | null;
   featured_image_url: string | null;
 }
@@ -47,6 +49,7 @@ export class RevisionsService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly dialect: DialectName,
     /** SQLite: the connection that reads large bodies off the event loop (`Db.offLoop`). */
     private readonly offLoop?: Kysely<Database>,
   ) {}
@@ -55,7 +58,7 @@ export class RevisionsService {
   async recordIn(
     trx: Transaction<Database>,
     article: { id: number; account_id: number },
-    state: ArticleState,
+    state: ArticleState<string | SharedText>,
     actor: Actor,
     reason: string | null,
   ): Promise<number> {
@@ -65,6 +68,7 @@ export class RevisionsService {
         article_id: article.id,
         account_id: article.account_id,
         ...state,
+        body: storedText(this.dialect, state.body),
         origin: actor.channel,
         user_id: actor.userId,
         ...credentialColumns(actor),

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { holdsAtMost, largeTextsAsBytes, largeTextsDecoded, maxBodyValues } from '../../src/core/body-values.js';
+import { holdsAtMost, largeTextsAsBytes, largeTextsDecoded, maxBodyValues, sharedTexts } from '../../src/core/body-values.js';
+import { isSharedText, sharedBytes } from '../../src/core/text-parts.js';
 
 /** Every value of `value`, itself included, counted one by one: what `holdsAtMost` bounds. */
 const countOf = (value: unknown): number =>
@@ -53,3 +54,35 @@ describe('large texts of a parsed body, as bytes and back', () => {
   });
 });
 
+
+describe('sharedTexts', () => {
+  it('makes SharedTexts of the named top-level fields only, of a million characters or more, well-formed', () => {
+    const large = (c: string) => `${c}😀é`.repeat(250_000);
+    const value = {
+      body: large('a'),
+      title: large('t'),
+      nested: { body: large('n') },
+      shortBody: 'x'.repeat(999_999),
+      lone: `${large('l')}\ud800`,
+      number: 5,
+    };
+    const fields = ['body', 'shortBody', 'lone', 'number', 'missing'];
+    const copy = structuredClone(value);
+    sharedTexts(copy, fields);
+    expect(isSharedText(copy.body)).toBe(true);
+    expect(sharedBytes(copy.body as never).toString('utf8') === value.body).toBe(true);
+    expect((copy.body as unknown as { length: number }).length).toBe(value.body.length);
+    // Not named, nested, under a million, a lone surrogate (UTF-8 would turn it into U+FFFD), not a string.
+    expect(copy).toEqual({ ...value, body: copy.body });
+    // The SharedText crosses to another thread as the same memory; the rest of the body survives a message.
+    expect(isSharedText(structuredClone(copy).body)).toBe(true);
+  });
+
+  it('leaves any other JSON value alone', () => {
+    for (const value of [null, 'x'.repeat(1_000_000), ['x'.repeat(1_000_000)], 7]) {
+      const copy = structuredClone(value);
+      sharedTexts(copy, ['body', '0']);
+      expect(copy).toEqual(value);
+    }
+  });
+});

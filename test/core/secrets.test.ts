@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonSha256, sha256 } from '../../src/core/secrets.js';
+import { sharedText } from '../../src/core/text-parts.js';
 
 // The fingerprint of an Idempotency-Key request is the SHA-256 of its JSON; large strings are
 // hashed a part per turn of the event loop, and the digest must be the one of the whole JSON
@@ -27,6 +28,12 @@ describe('jsonSha256', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('hashes a SharedText as the string it stands for: a large PUT over REST and the same request sent otherwise have one fingerprint', async () => {
+    const body = `${'<p>ü "quoted" 😀 \\ €</p>\n'.repeat(50_000)}`;
+    const request = { body, title: 'A title' };
+    expect(await jsonSha256(['updateArticle', 7, { ...request, body: sharedText(body) }])).toBe(sha256(JSON.stringify(['updateArticle', 7, request])));
   });
 
   it('tells apart values that differ in one character of a large string', async () => {

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodedText, holdsTextPlaceholder, jsonWithTexts, textParts, textPlaceholder } from '../../src/core/text-parts.js';
+import {
+  decodedText,
+  holdsTextPlaceholder,
+  isSharedText,
+  jsonWithTexts,
+  sharedBytes,
+  sharedText,
+  textParts,
+  textPlaceholder,
+} from '../../src/core/text-parts.js';
 
 // Large texts are encoded to UTF-8 a part at a time (answers, tasks for pool threads): the parts
 // must make up the text and never split a surrogate pair, or its halves become U+FFFD.
@@ -54,13 +63,14 @@ describe('decodedText', () => {
   });
 });
 
-describe('jsonWithTexts', () => {
-  const joined = async (parts: AsyncIterable<string>) => {
-    let all = '';
-    for await (const part of parts) all += part;
-    return all;
-  };
+/** The parts of `jsonWithTexts`, joined and decoded. */
+const joined = async (parts: AsyncIterable<string>) => {
+  let all = '';
+  for await (const part of parts) all += part;
+  return all;
+};
 
+describe('jsonWithTexts', () => {
   it('puts each text in its placeholder’s place as a JSON string, escaped in parts that join to the JSON of the whole', async () => {
     const first = `${'a"\\\n\u2028😀'.repeat(100_000)}\ud800`;
     const second = '</p>\u0000'.repeat(80_000);
@@ -70,9 +80,36 @@ describe('jsonWithTexts', () => {
     expect(await joined(jsonWithTexts(json, [first, second]))).toBe(JSON.stringify(value));
   });
 
+  it('puts a SharedText in its place as the JSON string of the text it stands for', async () => {
+    const text = `${'a"\\\n\u2028ü中😀</p>\u0000'.repeat(60_000)}end`;
+    const value = { data: { id: 3, body: text }, meta: { sanitized: [] } };
+    const json = JSON.stringify({ ...value, data: { ...value.data, body: textPlaceholder } });
+    expect((await joined(jsonWithTexts(json, [sharedText(text)]))) === JSON.stringify(value)).toBe(true);
+  });
+
   it('gives JSON without a placeholder as it is', async () => {
     const json = JSON.stringify({ body: 'short', text: '\u0000 not the placeholder' });
     expect(holdsTextPlaceholder(json)).toBe(false);
     expect(await joined(jsonWithTexts(json, []))).toBe(json);
+  });
+});
+
+describe('SharedText', () => {
+  it('holds the UTF-8 of its text in shared memory, and its length in UTF-16 units', () => {
+    const text = 'aü中😀';
+    const shared = sharedText(text);
+    expect(shared.shared.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(sharedBytes(shared).equals(Buffer.from(text, 'utf8'))).toBe(true);
+    expect(shared.length).toBe(text.length);
+    expect(isSharedText(shared)).toBe(true);
+    for (const value of [text, { text: new Uint8Array(1) }, { shared: 'x' }, null, [new Uint8Array(1)]]) expect(isSharedText(value)).toBe(false);
+  });
+
+  it('is cut for JSON between characters only: every width across every cut', async () => {
+    for (const shift of ['', 'x', 'xx', 'xxx']) {
+      const text = `${shift}${'aü中😀"'.repeat(60_000)}end`;
+      const json = await joined(jsonWithTexts(JSON.stringify([textPlaceholder]), [sharedText(text)]));
+      expect(json === JSON.stringify([text])).toBe(true);
+    }
   });
 });
