@@ -54,7 +54,11 @@ export async function openRuntime(
 ): Promise<Runtime> {
   limitHeapGrowth(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
-  const db = connect(settings.databaseUrl, settings.dataDir, { traced: settings.tracing, checkpointInBackground: true });
+  const db = connect(settings.databaseUrl, settings.dataDir, {
+    traced: settings.tracing,
+    checkpointInBackground: true,
+    warn: (message, error) => logger.warn({ err: error }, message),
+  });
   await migrate(db);
   // The client is loaded only when configured (about 10 MB a process without Redis need not carry).
   const redis = settings.redisUrl

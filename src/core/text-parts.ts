@@ -41,9 +41,13 @@ export async function* jsonWithTexts(json: string, texts: readonly (string | Sha
   const between = json.split(placeholderJson);
   for (const [index, text] of texts.entries()) {
     yield `${between[index]}"`;
-    for (const part of typeof text === 'string' ? textParts(text, escapePartChars) : sharedTextParts(text, escapePartChars)) {
-      await nextTurn();
-      yield JSON.stringify(part).slice(1, -1);
+    if (typeof text === 'string') {
+      for (const part of textParts(text, escapePartChars)) {
+        await nextTurn();
+        yield JSON.stringify(part).slice(1, -1);
+      }
+    } else {
+      yield* escapedInParts(text);
     }
     yield '"';
   }
@@ -77,6 +81,33 @@ export function sharedText(text: string): SharedText {
 
 /** The bytes of a `SharedText` as a Buffer (the same memory). */
 export const sharedBytes = ({ shared }: SharedText): Buffer => Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength);
+
+/**
+ * Bytes of a `SharedText` decoded and escaped at a time: each piece and its escaped copy stay
+ * under V8's large-object size (128 KiB), so the young generation's collections free them. A
+ * string's part is cut without a copy; a `SharedText`'s must be decoded first, and decoded a
+ * whole part at a time it left one more string of 256 KiB among the event loop's large objects
+ * (which only a full collection frees) per part.
+ */
+const escapePieceBytes = 32 * 1024;
+
+/** A `SharedText` escaped as JSON, about `escapePartChars` bytes a turn of the event loop. */
+async function* escapedInParts(text: SharedText): AsyncGenerator<string> {
+  let escaped: string[] = [];
+  let size = 0;
+  for (const piece of sharedTextParts(text, escapePieceBytes)) {
+    escaped.push(JSON.stringify(piece).slice(1, -1));
+    size += piece.length;
+    if (size < escapePartChars) continue;
+    await nextTurn();
+    yield escaped.join('');
+    escaped = [];
+    size = 0;
+  }
+  if (escaped.length === 0) return;
+  await nextTurn();
+  yield escaped.join('');
+}
 
 /** A `SharedText` decoded, in consecutive parts of about `partBytes` bytes, each cut before the first byte of a character. */
 function* sharedTextParts(text: SharedText, partBytes: number): Generator<string> {

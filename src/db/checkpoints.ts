@@ -11,21 +11,30 @@ import type SQLite from 'better-sqlite3';
  * cache, 7–10 MB.)
  *
  * The first checkpoint runs when the log passes `startAtBytes`, so a small database (a test, a
- * demo) never asks for one. If one fails, the connection checkpoints in its commits again.
+ * demo) never asks for one. A checkpoint that fails is asked for again at the next look (the
+ * off-loop thread starts again after a failure); after `fallBackAfter` failures in a row, the
+ * connection checkpoints in its commits again, for good, and `warn` says so. (Until 2026-11-25 the
+ * first failure did it, silently: a checkpoint refused in the middle of a large write put every
+ * bench run's checkpoints back on the event loop, and nothing showed it.)
  */
 export class BackgroundCheckpoints {
   private running = false;
   private stopped = false;
+  private failures = 0;
   private readonly timer: NodeJS.Timeout;
-  /** The connection's own setting, for commits to checkpoint with again if a checkpoint fails. */
+  /** The connection's own setting, for commits to checkpoint with again if checkpoints keep failing. */
   private readonly autocheckpoint: number;
+  private readonly startAtBytes: number;
+  private readonly warn: (message: string, error: unknown) => void;
 
   constructor(
     private readonly file: string,
     private readonly database: SQLite.Database,
     private readonly checkpoint: () => Promise<void>,
-    private readonly startAtBytes = defaultStartAtBytes,
+    options: { startAtBytes?: number; warn?: (message: string, error: unknown) => void } = {},
   ) {
+    this.startAtBytes = options.startAtBytes ?? defaultStartAtBytes;
+    this.warn = options.warn ?? (() => {});
     this.autocheckpoint = database.pragma('wal_autocheckpoint', { simple: true }) as number;
     database.pragma('wal_autocheckpoint = 0');
     this.timer = setInterval(() => void this.look(), lookEveryMs).unref();
@@ -39,16 +48,23 @@ export class BackgroundCheckpoints {
     );
     if (size < this.startAtBytes || this.running || this.stopped) return;
     this.running = true;
-    await this.checkpoint().then(
-      () => (this.running = false),
-      () => this.fallBack(),
-    );
+    try {
+      await this.checkpoint();
+      this.failures = 0;
+    } catch (error) {
+      this.failures += 1;
+      if (this.failures >= fallBackAfter) this.fallBack(error);
+    } finally {
+      this.running = false;
+    }
   }
 
-  /** A checkpoint failed: commits checkpoint again, as the connection did before. */
-  private fallBack(): void {
+  /** Checkpoints keep failing: commits checkpoint again, as the connection did before. */
+  private fallBack(error: unknown): void {
     clearInterval(this.timer);
-    if (!this.stopped && this.database.open) this.database.pragma(`wal_autocheckpoint = ${this.autocheckpoint}`);
+    if (this.stopped || !this.database.open) return;
+    this.database.pragma(`wal_autocheckpoint = ${this.autocheckpoint}`);
+    this.warn(`SQLite checkpoints failed ${fallBackAfter} times in a row in the off-loop thread; commits on the event loop checkpoint the log from now on`, error);
   }
 
   /** Stops asking for checkpoints (the last connection to close checkpoints what is left). */
@@ -61,3 +77,5 @@ export class BackgroundCheckpoints {
 /** The log size (bytes) past which a checkpoint runs: SQLite's own default of 1,000 pages of 4 KiB. */
 const defaultStartAtBytes = 4_096_000;
 const lookEveryMs = 250;
+/** Failed checkpoints in a row (a look each, `lookEveryMs` apart) after which commits checkpoint again. */
+const fallBackAfter = 8;

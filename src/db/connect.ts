@@ -36,6 +36,8 @@ export interface ConnectOptions {
   traced?: boolean;
   /** SQLite: checkpoints run in a thread of their own, not in commits (a serving node). */
   checkpointInBackground?: boolean;
+  /** Told when background checkpoints keep failing and commits checkpoint again. */
+  warn?: (message: string, error: unknown) => void;
 }
 
 /**
@@ -93,7 +95,9 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
   const offLoop = new OffLoopRunner({ file, walAutocheckpoint: database.pragma('wal_autocheckpoint', { simple: true }) as number, pageCacheKib });
-  const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database, () => offLoop.checkpoint()) : undefined;
+  const checkpoints = options.checkpointInBackground
+    ? new BackgroundCheckpoints(file, database, () => offLoop.checkpoint(), { warn: options.warn })
+    : undefined;
   const close = () => {
     checkpoints?.close();
     void offLoop.close();

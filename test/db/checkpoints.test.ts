@@ -67,17 +67,49 @@ describe('background checkpoints (SQLite)', () => {
     expect(await pragma(db, 'wal_autocheckpoint')).toBe(1000);
   });
 
-  it('fall back to checkpointing in commits when their thread fails', async () => {
+  it('fall back to checkpointing in commits when their thread keeps failing, and say so', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'anchorage-checkpoints-'));
     const database = new SQLite(join(dir, 'anchorage.sqlite'));
     database.pragma('journal_mode = WAL');
     // The off-loop thread opens its own connection to this file, in a directory that does not exist: it fails.
     const offLoop = new OffLoopRunner({ file: join(dir, 'missing', 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
-    const checkpoints = new BackgroundCheckpoints(join(dir, 'anchorage.sqlite'), database, () => offLoop.checkpoint(), 0);
+    const warnings: string[] = [];
+    const checkpoints = new BackgroundCheckpoints(join(dir, 'anchorage.sqlite'), database, () => offLoop.checkpoint(), {
+      startAtBytes: 0,
+      warn: (message, error) => warnings.push(`${message}: ${String(error)}`),
+    });
     try {
       expect(database.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       // SQLite's default, which this connection had before.
       await expect.poll(() => database.pragma('wal_autocheckpoint', { simple: true }), { timeout: 5_000, interval: 100 }).toBe(1000);
+      expect(warnings).toEqual([expect.stringMatching(/^SQLite checkpoints failed 8 times in a row .*: .*(missing|directory|unable to open)/i)]);
+    } finally {
+      checkpoints.close();
+      database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ask again after a checkpoint that failed, and keep commits from checkpointing while one succeeds now and then', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anchorage-checkpoints-'));
+    const database = new SQLite(join(dir, 'anchorage.sqlite'));
+    database.pragma('journal_mode = WAL');
+    let asked = 0;
+    const warnings: string[] = [];
+    // Every third checkpoint succeeds: the failures never come 8 in a row.
+    const checkpoints = new BackgroundCheckpoints(
+      join(dir, 'anchorage.sqlite'),
+      database,
+      async () => {
+        asked += 1;
+        if (asked % 3 !== 0) throw new Error('database table is locked');
+      },
+      { startAtBytes: 0, warn: (message) => warnings.push(message) },
+    );
+    try {
+      await expect.poll(() => asked, { timeout: 5_000, interval: 50 }).toBeGreaterThanOrEqual(10);
+      expect(database.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      expect(warnings).toEqual([]);
     } finally {
       checkpoints.close();
       database.close();

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { isSharedText } from '../../src/core/text-parts.js';
+import { operations } from '../../src/operations/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { articleRow, expectUnchanged, getArticle, put, PROTECTED_BODY, revisionsOf, seedArticle, snapshot } from '../helpers/write-fixtures.js';
 
@@ -107,5 +109,17 @@ describe('a large PUT over REST (the body kept as shared bytes)', () => {
     expect(res.status, res.text).toBe(422);
     expect(res.body).toMatchObject({ error: 'validation_failed', fields: { title: expect.any(Array) } });
     await expectUnchanged(h, a, before);
+  });
+});
+
+describe('sharedTextFields', () => {
+  it('names only fields that take any string: validation sees them as the empty string', () => {
+    const named = operations.flatMap((operation) => (operation.rest.sharedTextFields ?? []).map((field) => [operation.name, field, operation.input.shape[field]] as const));
+    expect(named.map(([operation, field]) => `${operation}.${field}`)).toEqual(['updateArticle.body']);
+    for (const [, , schema] of named) {
+      expect(schema).toBeInstanceOf(z.ZodString);
+      // No check of its own (length, format, refinement) that the empty string would pass in its place.
+      expect((schema as z.ZodString).def.checks ?? []).toEqual([]);
+    }
   });
 });
