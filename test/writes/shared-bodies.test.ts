@@ -48,6 +48,18 @@ describe('a large PUT over REST (the body kept as shared bytes)', () => {
     expect((await h.services.revisions.get(a.articleId, revisions[1]!.id))!.body === body).toBe(true);
   });
 
+  it('the body the article already has changes nothing, and is answered as sent', async () => {
+    const body = largeBody('same');
+    const a = await seedArticle(h.services, { body });
+    const before = await snapshot(h, a);
+    const res = await put(h, a.articleId, a.customer.key, { body }, { headers: { 'idempotency-key': 'same-body' } });
+    expect(res.status, res.text).toBe(200);
+    expect((res.body as WriteBody).data.body === body).toBe(true);
+    await expectUnchanged(h, a, before);
+    const replay = await put(h, a.articleId, a.customer.key, { body }, { headers: { 'idempotency-key': 'same-body' } });
+    expect(replay.text === res.text).toBe(true);
+  });
+
   it('a dry run answers the body sent and saves nothing', async () => {
     const a = await seedArticle(h.services);
     const before = await snapshot(h, a);
