@@ -18,6 +18,15 @@ export const PROTECTED_BODY =
 
 export const PLAIN_BODY = '<p>Alpha beta gamma.</p><p>Delta epsilon.</p>';
 
+/**
+ * A clean body of over a million characters (over 1 MB of UTF-8) with `marker` at its end:
+ * characters of one to four bytes (and two UTF-16 units) all along, so that any cut into pieces
+ * (PostgreSQL's, a part's of an answer) ends inside every kind of character, and every character
+ * JSON escapes in text.
+ */
+export const largeBody = (marker: string) =>
+  `${PROTECTED_BODY}${'<p>Ünïcode — € and 😀, "quoted" \\ back\tslash, 中文 &amp; plain ASCII.</p>\n'.repeat(16_000)}<p>${marker}</p>`;
+
 export interface Customer {
   userId: number;
   accountId: number;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyInParts, bodyText, bodyUnlessLarge, withLargeBody } from '../../src/db/body-pieces.js';
 import { type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
-import { articleRow, getArticle, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
+import { articleRow, getArticle, largeBody, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
 let h: Harness;
 
@@ -12,13 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-/**
- * Over 1 MB of UTF-8 with characters of one to four bytes (and two UTF-16 units) all along, so
- * that PostgreSQL's pieces of 262,144 characters end inside every kind of character run.
- */
-const largeBody = (marker: string) =>
-  `${PROTECTED_BODY}${'<p>Ünïcode words — € and 😀 across every piece boundary; plain ASCII too.</p>'.repeat(16_000)}<p>${marker}</p>`;
 
 const decoded = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8');
 

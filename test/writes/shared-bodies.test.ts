@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isSharedText } from '../../src/core/text-parts.js';
 import { operations } from '../../src/operations/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { articleRow, expectUnchanged, getArticle, put, PROTECTED_BODY, revisionsOf, seedArticle, snapshot } from '../helpers/write-fixtures.js';
+import { articleRow, expectUnchanged, getArticle, largeBody, put, PROTECTED_BODY, revisionsOf, seedArticle, snapshot } from '../helpers/write-fixtures.js';
 
 // A PUT of a body of a million characters or more over REST keeps the body as its UTF-8 bytes in
 // shared memory from the thread that parses the request to the database and the answer
@@ -18,10 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-/** Over a million characters, with characters of one to four bytes and every character JSON escapes. */
-const largeBody = (marker: string) =>
-  `${PROTECTED_BODY}${'<p>Ünïcode — € and 😀, "quoted" \\ back\tslash, 中文 &amp; plain ASCII.</p>\n'.repeat(16_000)}<p>${marker}</p>`;
 
 type WriteBody = { data: { body: string; title: string; word_count: number }; meta: { sanitized: string[]; dry_run?: boolean } };
 
