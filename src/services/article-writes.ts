@@ -47,7 +47,7 @@ export interface WriteResult {
 }
 
 export interface ReplaceInput {
-  /** A large body of a PUT over REST comes as a `SharedText` (`sharedBodyFields` in rest.ts). */
+  /** A large body of a PUT over REST comes as a `SharedText` (its operation's `sharedTextFields`). */
   body: string | SharedText;
   title?: string;
   /** The UI editor saves it with the body; PUT over the API does not take it. */

@@ -270,7 +270,8 @@ export class HtmlPool {
    * bound while it waits and runs. A body of `largeTaskChars` bytes or more is parsed in the large
    * turn, as a large edit is: the bench's 5 MB PUTs had one body parsed while another was edited,
    * two threads' heaps grown at once, and the server's peak RSS fell from 266–301 MB to 245–262 MB
-   * (quick runs of the loop) once they took turns.
+   * (quick runs of the loop) once they took turns. The large strings of `sharedFields` come back
+   * as `SharedText`s (see `sharedTexts`).
    */
   async parseBody(parts: Uint8Array[], kind: BodyTask['kind'], sharedFields?: readonly string[]): Promise<BodyOutcome> {
     // Read before the buffers are handed over: a transferred buffer has no length left here.

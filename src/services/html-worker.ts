@@ -39,8 +39,8 @@ const collectAbove = 20 * 2 ** 20;
 
 /**
  * Set when a task let go of shared memory (`SharedText` bytes read or made): the next check
- * collects, whatever the heap holds. The bytes stay in this thread's reach until its heap is
- * collected, and a 5 MB body is a few objects of it: a thread kept 5 MB per large PUT.
+ * collects, whatever the heap holds. A large PUT's 5 MB of bytes stay in this thread's reach
+ * until its heap is collected, and the few small objects that point at them never ask for that.
  */
 let sharedLetGo = false;
 
