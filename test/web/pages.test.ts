@@ -414,8 +414,13 @@ describe('UI pages', () => {
     const after = await browser.get(revoked.headers.location as string);
     expect(after.body).toContain('The key was revoked');
 
-    const nameless = await browser.post('/app/connect/keys', { _csrf: csrfOf(listed.body), name: '  ' });
-    expect(nameless.statusCode).toBe(422);
+    const before = (await h.services.keys.list(alice.accountId)).length;
+    for (const name of ['  ', 'with\u0000nul', 'tab\tinside', 'x'.repeat(101)]) {
+      const refused = await browser.post('/app/connect/keys', { _csrf: csrfOf(listed.body), name });
+      expect(refused.statusCode, JSON.stringify(name)).toBe(422);
+      expect(refused.body).toContain('without control characters');
+    }
+    expect(await h.services.keys.list(alice.accountId)).toHaveLength(before);
   });
 
   it('shows the activity log with filters, paging and CSV', async () => {

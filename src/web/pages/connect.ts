@@ -180,8 +180,9 @@ ${mcpHowTo(settings.mcpPublicUrl)}
     const ui = uiOf(request);
     const name = textField(request.body?.name).trim();
     const readOnly = textField(request.body?.read_only) !== '';
-    if (name === '' || [...name].length > maxNameLength) {
-      const message = notice('error', `Give the key a name of 1 to ${maxNameLength} characters.`);
+    // Control characters: PostgreSQL's text cannot even hold U+0000.
+    if (name === '' || [...name].length > maxNameLength || /[\u0000-\u001f\u007f]/.test(name)) {
+      const message = notice('error', `Give the key a name of 1 to ${maxNameLength} characters, without control characters.`);
       return sendPage(reply, ui, await render(ui, { message, name, readOnly }), 422);
     }
     let created: CreatedKey;
