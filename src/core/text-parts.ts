@@ -41,14 +41,7 @@ export async function* jsonWithTexts(json: string, texts: readonly (string | Sha
   const between = json.split(placeholderJson);
   for (const [index, text] of texts.entries()) {
     yield `${between[index]}"`;
-    if (typeof text === 'string') {
-      for (const part of textParts(text, escapePartChars)) {
-        await nextTurn();
-        yield JSON.stringify(part).slice(1, -1);
-      }
-    } else {
-      yield* escapedInParts(text);
-    }
+    yield* escapedInTurns(typeof text === 'string' ? textParts(text, escapePartChars) : sharedTextParts(text, escapePieceBytes));
     yield '"';
   }
   yield between.slice(texts.length).join(placeholderJson);
@@ -91,11 +84,11 @@ export const sharedBytes = ({ shared }: SharedText): Buffer => Buffer.from(share
  */
 const escapePieceBytes = 32 * 1024;
 
-/** A `SharedText` escaped as JSON, about `escapePartChars` bytes a turn of the event loop. */
-async function* escapedInParts(text: SharedText): AsyncGenerator<string> {
+/** The `pieces` of a text escaped as JSON, about `escapePartChars` of them a turn of the event loop. */
+async function* escapedInTurns(pieces: Iterable<string>): AsyncGenerator<string> {
   let escaped: string[] = [];
   let size = 0;
-  for (const piece of sharedTextParts(text, escapePieceBytes)) {
+  for (const piece of pieces) {
     escaped.push(JSON.stringify(piece).slice(1, -1));
     size += piece.length;
     if (size < escapePartChars) continue;
