@@ -5,6 +5,9 @@
 //
 //   npm run build && node bench/large-bodies.mjs                       # SQLite
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/large-bodies.mjs   # schema "bench_large"
+//   node bench/large-bodies.mjs --case=GET --profile   # some requests; the server's CPU profile and
+//                                                      # stalls in bench/profiles/ (bench/stall-profile.mjs)
+import { mkdirSync } from 'node:fs';
 import pino from 'pino';
 import { dist, freshDatabase, start, startSettings } from './service.mjs';
 
@@ -58,7 +61,15 @@ const articleId = imported.sites[0].article_ids[0];
 await runtime.close();
 
 const { variables, flags } = startSettings();
-const { ready, ask, stopped } = start('./server.mjs', { ...env, ...variables }, flags);
+const args = process.argv.slice(2);
+const profileDir = new URL('./profiles', import.meta.url).pathname;
+const profile = args.includes('--profile');
+if (profile) mkdirSync(profileDir, { recursive: true });
+const { ready, ask, stopped } = start(
+  './server.mjs',
+  { ...env, ...variables, ...(profile ? { STALLS_FILE: `${profileDir}/stalls.json` } : {}) },
+  [...flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+);
 const port = await ready;
 const base = `http://127.0.0.1:${port}`;
 const api = { authorization: `Bearer ${key}` };
@@ -94,7 +105,7 @@ async function held(send) {
   return { status: response.status, ms: performance.now() - started, delayMaxMs };
 }
 
-const checks = [
+const allChecks = [
   ['REST GET of the article', () => fetch(`${base}/api/v1/articles/${articleId}`, { headers: api })],
   ['REST PUT of a new body', (round) => fetch(`${base}/api/v1/articles/${articleId}`, { method: 'PUT', headers: json, body: JSON.stringify({ body: articleBody(`put ${round}`) }) })],
   ['REST PUT, dry run', (round) => fetch(`${base}/api/v1/articles/${articleId}?dry_run=true`, { method: 'PUT', headers: json, body: JSON.stringify({ body: articleBody(`dry ${round}`) }) })],
@@ -115,6 +126,9 @@ const checks = [
   }],
 ];
 
+/** `--case=TEXT` keeps only the requests whose name contains TEXT. */
+const chosen = args.find((a) => a.startsWith('--case='))?.slice(7) ?? '';
+const checks = allChecks.filter(([name]) => name.includes(chosen));
 const worst = new Map(checks.map(([name]) => [name, { delayMaxMs: 0, statuses: new Set(), ms: [] }]));
 for (let round = 0; round < rounds; round++) {
   for (const [name, send] of checks) {

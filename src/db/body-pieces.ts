@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { type SharedText, sharedBytes, type Utf8Text } from '../core/text-parts.js';
+import { type SharedText, sharedBytes, type TextPieces, type Utf8Text } from '../core/text-parts.js';
 import type { DialectName } from './connect.js';
 import { offLoopBodyBytes } from './off-loop.js';
 import type { Database } from './schema.js';
@@ -80,4 +80,13 @@ export async function bodyInParts(db: Kysely<Database>, articleId: number, versi
 export async function bodyText(db: Kysely<Database>, table: 'articles' | 'revisions', id: number, version?: number): Promise<string | undefined> {
   const read = await pieces(db, table, id, version);
   return read.length === 0 ? undefined : read.join('');
+}
+
+/**
+ * A large body as the pieces it was read in, for a REST answer, which escapes them where they
+ * are (`TextPieces`); `undefined` when the article is no longer at `version`.
+ */
+export async function bodyPieces(db: Kysely<Database>, articleId: number, version: number): Promise<TextPieces | undefined> {
+  const read = await pieces(db, 'articles', articleId, version);
+  return read.length === 0 ? undefined : { pieces: read };
 }

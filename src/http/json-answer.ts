@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { holdsTextPlaceholder, isSharedText, jsonWithTexts, type SharedText, textParts, textPlaceholder } from '../core/text-parts.js';
+import { holdsTextPlaceholder, isSharedText, isTextPieces, jsonWithTexts, type LargeText, textParts, textPlaceholder } from '../core/text-parts.js';
 
 /** Answers this long (characters) are sent in parts. */
 const largeAnswer = 1_000_000;
@@ -9,7 +9,7 @@ const largeAnswer = 1_000_000;
 const partChars = 256 * 1024;
 
 /** The large body an answer's placeholder stands for, set by `preSerialization`. */
-const largeBodies = new WeakMap<FastifyReply, string | SharedText>();
+const largeBodies = new WeakMap<FastifyReply, LargeText>();
 
 /**
  * A large answer (an article with a 5 MB body) is encoded and written in parts, each in a turn of
@@ -20,13 +20,14 @@ const largeBodies = new WeakMap<FastifyReply, string | SharedText>();
  * took 16–50 ms, and cutting the answer into parts another 16–34 ms (the first cut copies the
  * whole answer into one flat string). The rest is serialised with a placeholder for it, and the
  * body is escaped a part at a time in between (`jsonWithTexts`); a body that is a `SharedText`
- * (a large PUT's, answered as sent) is escaped from its bytes.
+ * (a large PUT's, answered as sent) is escaped from its bytes, and a `TextPieces` (a large body
+ * read from PostgreSQL) a piece at a time.
  */
 export function largeAnswersInParts(app: FastifyInstance): void {
   app.addHook('preSerialization', async (_request, reply, payload) => {
     const data = (payload as { data?: { body?: unknown } } | null)?.data;
     const body = data?.body;
-    if (!isSharedText(body) && (typeof body !== 'string' || body.length < largeAnswer)) return payload;
+    if (!isSharedText(body) && !isTextPieces(body) && (typeof body !== 'string' || body.length < largeAnswer)) return payload;
     largeBodies.set(reply, body);
     return { ...(payload as object), data: { ...data, body: textPlaceholder } };
   });

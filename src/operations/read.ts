@@ -8,6 +8,7 @@ import {
   dateRangeParams,
   pageOf,
   pageParams,
+  restArticle,
   single,
   siteId,
   siteSchema,
@@ -91,8 +92,8 @@ export const getArticle = defineOperation({
   errors: ['not_found', 'rate_limited'],
   scope: 'read',
   handler: async ({ article_id }, { actor, services }) => {
-    const { article, etag } = await services.articles.get(actor, article_id);
-    return { body: { data: article }, etag };
+    const { article, etag } = await services.articles.getAnswer(actor, article_id);
+    return { body: { data: restArticle(article) }, etag };
   },
 });
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { errorCatalogue } from '../core/errors.js';
 import { dayProblem } from '../core/periods.js';
+import type { LargeText } from '../core/text-parts.js';
 import { parseDay } from '../core/time.js';
+import type { ArticleWithBody } from '../services/articles.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, protectedLinkTypes } from '../core/values.js';
 
 const nouns: Record<string, string> = {
@@ -167,6 +169,14 @@ export const protectedLinkSchema = z
     text: z.string(),
   })
   .meta({ id: 'ProtectedLink', example: { type: 'backlink', href: 'https://partner.example/', text: 'family dentist' } });
+
+/**
+ * An article for a REST answer, whose body may be a `SharedText` (a large PUT's, answered as sent)
+ * or `TextPieces` (a large body read from PostgreSQL): REST sends it as the JSON string it stands
+ * for (json-answer.ts), so the operation's output, as the OpenAPI document, says string. MCP never
+ * meets either: its inputs are strings, and get_article reads the body as one (`articles.get`).
+ */
+export const restArticle = (article: ArticleWithBody<LargeText>): ArticleWithBody => article as ArticleWithBody;
 
 export const articleWithBodySchema = articleSchema
   .extend({

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { validationFailed } from '../core/errors.js';
 import type { WriteResult } from '../services/article-writes.js';
-import { type ArticleWithBody, toArticle } from '../services/articles.js';
+import { toArticle } from '../services/articles.js';
 import { withBodyWindow } from './article-window.js';
-import { articleId, articleSchema, articleWithBodySchema, single } from './schemas.js';
+import { articleId, articleSchema, articleWithBodySchema, restArticle, single } from './schemas.js';
 import { runOperation } from './run.js';
 import { defineOperation, defineTool, type Operation, type OperationContext, type OperationResult } from './types.js';
 
@@ -58,9 +58,7 @@ const rules =
   'The body is sanitised (scripts, iframes, event handlers and javascript: links are removed; meta.sanitized lists what was). Every protected link (data-service-protected) must stay exactly as it is, or the edit is refused with protected_links_violation (422) listing them. Each change is stored as a revision; a change that changes nothing saves nothing. Counts against 200 article writes per day per account (edit_limit_exceeded, 429).';
 
 const toWriteBody = (result: WriteResult, dryRun: boolean): OperationResult<z.input<typeof writeOutput>> => ({
-  // A body that is a `SharedText` came over REST (`sharedTextFields`), whose answers send it as
-  // the JSON string it stands for (json-answer.ts); MCP and the UI send strings.
-  body: { data: result.article as ArticleWithBody, meta: { sanitized: result.sanitized, ...(dryRun ? { dry_run: true } : {}) } },
+  body: { data: restArticle(result.article), meta: { sanitized: result.sanitized, ...(dryRun ? { dry_run: true } : {}) } },
   etag: result.etag,
   allowance: result.allowance,
 });

@@ -4,6 +4,7 @@ import {
   decodedText,
   holdsTextPlaceholder,
   isSharedText,
+  isTextPieces,
   jsonWithTexts,
   sharedBytes,
   sharedText,
@@ -85,6 +86,19 @@ describe('jsonWithTexts', () => {
     const value = { data: { id: 3, body: text }, meta: { sanitized: [] } };
     const json = JSON.stringify({ ...value, data: { ...value.data, body: textPlaceholder } });
     expect((await joined(jsonWithTexts(json, [sharedText(text)]))) === JSON.stringify(value)).toBe(true);
+  });
+
+  it('puts TextPieces in their place as the JSON string of the pieces joined, every width and escape across every cut', async () => {
+    const unit = 'a"\\\n\u2028ü中😀</p>\u0000';
+    for (const shift of ['', 'x', 'xx', 'xxx']) {
+      const pieces = [`${shift}${unit.repeat(9_000)}`, '😀', '', unit.repeat(30_000), `${unit}end`];
+      const text = pieces.join('');
+      const value = { data: { id: 3, body: text }, meta: {} };
+      const json = JSON.stringify({ ...value, data: { ...value.data, body: textPlaceholder } });
+      expect((await joined(jsonWithTexts(json, [{ pieces }]))) === JSON.stringify(value)).toBe(true);
+    }
+    expect(isTextPieces({ pieces: [] })).toBe(true);
+    for (const value of ['text', sharedText('x'), { pieces: 'x' }, null, ['x']]) expect(isTextPieces(value)).toBe(false);
   });
 
   it('gives JSON without a placeholder as it is', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyInParts, bodyText, bodyUnlessLarge, withLargeBody } from '../../src/db/body-pieces.js';
+import { bodyInParts, bodyPieces, bodyText, bodyUnlessLarge, withLargeBody } from '../../src/db/body-pieces.js';
 import { type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import { articleRow, getArticle, largeBody, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
@@ -56,6 +56,28 @@ describe('reads and edits of an article whose stored body is large (PostgreSQL r
     const { version } = await articleRow(h, a.articleId);
     expect(await bodyText(h.services.db.kysely, 'articles', a.articleId, version)).toBe(body);
     expect(await bodyText(h.services.db.kysely, 'articles', a.articleId, version + 1)).toBeUndefined();
+  });
+
+  it.skipIf(!testDatabaseUrl)('bodyPieces: the body at that version in pieces of whole characters, for a REST answer; nothing at another version', async () => {
+    const body = largeBody('pieces');
+    const a = await seedArticle(h.services, { body });
+    const { version } = await articleRow(h, a.articleId);
+    const { pieces } = (await bodyPieces(h.services.db.kysely, a.articleId, version))!;
+    expect(pieces.length).toBeGreaterThan(3);
+    expect(pieces.join('') === body).toBe(true);
+    for (const piece of pieces) expect(/^[\udc00-\udfff]|[\ud800-\udbff]$/.test(piece)).toBe(false);
+    expect(await bodyPieces(h.services.db.kysely, a.articleId, version + 1)).toBeUndefined();
+  });
+
+  it('GET of a large body stored without its protected links finds them in the body', async () => {
+    const body = largeBody('legacy');
+    const a = await seedArticle(h.services, { body });
+    const expected = ((await getArticle(h, a.articleId, a.customer.key)).body as { data: { protected_links: unknown[] } }).data.protected_links;
+    expect(expected.length).toBeGreaterThan(0);
+    await h.services.db.kysely.updateTable('articles').set({ protected_links: null }).where('id', '=', a.articleId).execute();
+    const res = await getArticle(h, a.articleId, a.customer.key);
+    expect(res.status).toBe(200);
+    expect((res.body as { data: { body: string; protected_links: unknown[] } }).data).toMatchObject({ body, protected_links: expected });
   });
 
   it.skipIf(!testDatabaseUrl)('bodyInParts: the UTF-8 of the body at that version, in parts cut between characters; nothing at another version', async () => {
