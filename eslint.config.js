@@ -20,6 +20,23 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  {
+    // ICU's locale data: the first locale-aware call maps 5–7 MB of the node binary into the
+    // server for good (`withThousands` in src/core/values.ts writes numbers instead). The editor
+    // runs in the browser.
+    files: ['src/**/*.ts'],
+    ignores: ['src/web/editor/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'localeCompare'].map((property) => ({
+          property,
+          message: 'Locale-aware calls load ICU data into the server (5–7 MB of RSS for good); see withThousands in src/core/values.ts.',
+        })),
+      ],
+      'no-restricted-globals': ['error', { name: 'Intl', message: 'Intl loads ICU data into the server (5–7 MB of RSS for good).' }],
+    },
+  },
   { files: ['test/**'], rules: { 'no-console': 'off' } },
   { files: ['src/web/assets/**/*.js'], languageOptions: { globals: globals.browser } },
   { files: ['bench/**', 'bin/**', 'scripts/**', '**/*.mjs', '*.js'], languageOptions: { globals: globals.node }, rules: { 'no-console': 'off' } },

@@ -8,6 +8,7 @@
 import { Parser } from 'htmlparser2';
 import sanitizeHtml from 'sanitize-html';
 import { validationFailed, type ProtectedLink } from './errors.js';
+import { withThousands } from './values.js';
 import { closeUnclosedContainers, type ContainerReport, hasFormattingControls, withoutFormattingControls } from './html-containers.js';
 
 const MARKER = 'data-service-protected';
@@ -297,7 +298,7 @@ function describeRemovals(pass: CleanPass, input: string): Set<string> {
     removed.add(`<${tag}> at character ${at}${more} is never closed: closed at its start tag, the text after it kept`);
   }
   for (const [tag, characters] of pass.containers?.removedText ?? []) {
-    removed.add(`removed ${characters.toLocaleString('en-US')} character${characters === 1 ? '' : 's'} of text inside <${tag}>`);
+    removed.add(`removed ${withThousands(characters)} character${characters === 1 ? '' : 's'} of text inside <${tag}>`);
   }
   // sanitize-html drops comments and declarations without a hook; only bodies that may hold one
   // pay for a second (tokeniser-only) look.

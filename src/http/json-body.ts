@@ -3,6 +3,7 @@ import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { holdsAtMost, maxBodyValues } from '../core/body-values.js';
 import { AppError } from '../core/errors.js';
 import { parseForm } from '../core/form.js';
+import { withThousands } from '../core/values.js';
 import { isSharedText, type SharedText } from '../core/text-parts.js';
 import type { HtmlPool } from '../services/html-pool.js';
 
@@ -13,7 +14,7 @@ import type { HtmlPool } from '../services/html-pool.js';
 const largeJson = 256 * 1024;
 
 const tooManyValues = () =>
-  new AppError('payload_too_large', `The request body holds more than ${maxBodyValues.toLocaleString('en-US')} values (JSON values or form fields). Nothing was saved.`);
+  new AppError('payload_too_large', `The request body holds more than ${withThousands(maxBodyValues)} values (JSON values or form fields). Nothing was saved.`);
 
 declare module 'fastify' {
   interface FastifyContextConfig {
