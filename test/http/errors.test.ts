@@ -125,7 +125,7 @@ describe('error bodies never leak internals', () => {
 
   it('logs an internal error in the activity log with its error id', async () => {
     const agent = `errors-test/${Date.now()}`;
-    const spy = vi.spyOn(h.services.articles, 'get').mockRejectedValueOnce(new Error('boom'));
+    const spy = vi.spyOn(h.services.articles, 'getAnswer').mockRejectedValueOnce(new Error('boom'));
     const res = await apiGet(h.app, '/api/v1/articles/1', key, { 'user-agent': agent });
     spy.mockRestore();
     expect(res.status).toBe(500);
