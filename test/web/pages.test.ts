@@ -429,7 +429,7 @@ describe('UI pages', () => {
     expect(after.body).toContain('The key was revoked');
 
     const before = (await h.services.keys.list(alice.accountId)).length;
-    for (const name of ['  ', 'with\u0000nul', 'tab\tinside', 'x'.repeat(101)]) {
+    for (const name of ['  ', 'tab\tinside', 'bell\u0007', 'x'.repeat(101)]) {
       const refused = await browser.post('/app/connect/keys', { _csrf: csrfOf(listed.body), name });
       expect(refused.statusCode, JSON.stringify(name)).toBe(422);
       expect(refused.body).toContain('without control characters');

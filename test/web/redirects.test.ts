@@ -102,6 +102,12 @@ describe('redirects after sign-in stay on the service', () => {
       const browser = new InjectBrowser(h.app);
       const token = await browser.csrf();
       const posted = await browser.post('/app/sign-in', { _csrf: token, email, password, next: value });
+      if (value.includes('\u0000')) {
+        // No form field may hold U+0000 (nul-forms.test.ts); the sign-in form's own next never does.
+        expect(posted.statusCode, JSON.stringify(value)).toBe(422);
+        expect(posted.headers.location).toBeUndefined();
+        continue;
+      }
       expect(posted.statusCode, JSON.stringify(value)).toBe(303);
       expect(sameOrigin(posted.headers.location), `${JSON.stringify(value)} → ${String(posted.headers.location)}`).toBe(true);
     }

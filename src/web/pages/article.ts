@@ -221,8 +221,6 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     if (values.title === '') fields.title = ['Give the article a title.'];
     for (const name of ['title', 'meta_description', 'reason'] as const) {
       if (codePoints(values[name]) > limits[name]) (fields[name] ??= []).push(`At most ${limits[name]} characters.`);
-      // As the API refuses it: PostgreSQL's text cannot hold U+0000.
-      if (values[name].includes('\u0000')) (fields[name] ??= []).push('Must not contain the character U+0000.');
     }
     if (Object.keys(fields).length > 0) {
       return rerender(notice('error', refusal(new AppError('validation_failed', 'Invalid.', { fields }))), 422);

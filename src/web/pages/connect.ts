@@ -180,7 +180,7 @@ ${mcpHowTo(settings.mcpPublicUrl)}
     const ui = uiOf(request);
     const name = textField(request.body?.name).trim();
     const readOnly = textField(request.body?.read_only) !== '';
-    // Control characters: PostgreSQL's text cannot even hold U+0000.
+    // A key's name shows in lists, the activity log and its CSV: no control characters.
     if (name === '' || [...name].length > maxNameLength || /[\u0000-\u001f\u007f]/.test(name)) {
       const message = notice('error', `Give the key a name of 1 to ${maxNameLength} characters, without control characters.`);
       return sendPage(reply, ui, await render(ui, { message, name, readOnly }), 422);
