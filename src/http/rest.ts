@@ -70,6 +70,9 @@ const writeHeaders = z.looseObject({
   'idempotency-key': z
     .string()
     .max(255)
+    // Node's HTTP parser refuses them in any header; a request made in process (inject) is not
+    // parsed, and PostgreSQL's text cannot hold U+0000 (it answered 500).
+    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'The Idempotency-Key header must not hold control characters. Nothing was saved.' })
     .optional()
     .describe('A retry with the same key and request within 24 h replays the first response.'),
 });

@@ -214,6 +214,17 @@ describe('Idempotency-Key', () => {
     expect((await articleRow(h, a.articleId)).title).toBe('A');
   });
 
+  it('a key with a control character is refused (422), nothing changes', async () => {
+    const a = await seedArticle(h.services);
+    const before = await snapshot(h, a);
+    for (const key of ['with\u0000nul', 'tab\there']) {
+      const res = await patch(h, a.articleId, a.customer.key, { title: 'Changed' }, idem(key));
+      expect(res.status, JSON.stringify(key)).toBe(422);
+      expect(res.body.error).toBe('validation_failed');
+    }
+    await expectUnchanged(h, a, before);
+  });
+
   it('a dry run does not use the key: the real request with the same key then runs', async () => {
     h.clock.set(noon);
     const a = await seedArticle(h.services);
