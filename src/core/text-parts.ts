@@ -42,7 +42,7 @@ export async function* jsonWithTexts(json: string, texts: readonly LargeText[]):
   for (const [index, text] of texts.entries()) {
     yield `${between[index]}"`;
     yield* escapedInTurns(
-      typeof text === 'string' ? textParts(text, escapePartChars) : isTextPieces(text) ? piecesInParts(text) : sharedTextParts(text, escapePieceBytes),
+      typeof text === 'string' ? textParts(text, escapePartChars) : isTextPieces(text) ? piecesInParts(text) : sharedTextParts(text, escapePiece),
     );
     yield '"';
   }
@@ -78,15 +78,13 @@ export function sharedText(text: string): SharedText {
 export const sharedBytes = ({ shared }: SharedText): Buffer => Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength);
 
 /**
- * Bytes of a `SharedText` decoded and escaped at a time: each piece and its escaped copy stay
- * under V8's large-object size (128 KiB), so the young generation's collections free them. A
- * string's part is cut without a copy; a `SharedText`'s must be decoded first, and decoded a
- * whole part at a time it left one more string of 256 KiB among the event loop's large objects
- * (which only a full collection frees) per part.
+ * Bytes of a `SharedText` decoded and escaped at a time, and characters of a `TextPieces`' piece:
+ * each piece and its escaped copy stay under V8's large-object size (128 KiB), so the young
+ * generation's collections free them. A string's part is cut without a copy; a `SharedText`'s
+ * must be decoded first, and decoded a whole part at a time it left one more string of 256 KiB
+ * among the event loop's large objects (which only a full collection frees) per part.
  */
-const escapePieceBytes = 32 * 1024;
-/** The same bound for a `TextPieces`' pieces, in characters. */
-const escapePieceChars = 32 * 1024;
+const escapePiece = 32 * 1024;
 
 /**
  * A large text as the consecutive pieces it was read in, each of whole characters, never joined
@@ -104,9 +102,9 @@ export const isTextPieces = (value: unknown): value is TextPieces =>
 /** A text that an answer escapes a part per turn of the event loop (`jsonWithTexts`). */
 export type LargeText = string | SharedText | TextPieces;
 
-/** The pieces of `text`, each cut again into parts of `escapePieceChars` (slices, not copies). */
+/** The pieces of `text`, each cut again into parts of `escapePiece` characters (slices, not copies). */
 function* piecesInParts({ pieces }: TextPieces): Generator<string> {
-  for (const piece of pieces) yield* textParts(piece, escapePieceChars);
+  for (const piece of pieces) yield* textParts(piece, escapePiece);
 }
 
 /** The `pieces` of a text escaped as JSON, about `escapePartChars` of them a turn of the event loop. */

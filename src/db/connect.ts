@@ -6,6 +6,7 @@ import { type Dialect, Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { BackgroundCheckpoints } from './checkpoints.js';
 import { OffLoopRunner } from './off-loop.js';
+import { namedStatements } from './pg-statements.js';
 import type { Database } from './schema.js';
 import { Lock } from '../core/lock.js';
 import { localRunner, sqliteDialect } from './sqlite-driver.js';
@@ -74,7 +75,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const pool = postgresPool(databaseUrl);
-    return { dialect: 'postgres', pool, kysely: kyselyOf(new PostgresDialect({ pool }), 'postgresql') };
+    return { dialect: 'postgres', pool, kysely: kyselyOf(new PostgresDialect({ pool: namedStatements(pool) }), 'postgresql') };
   }
   let file: string;
   if (databaseUrl?.startsWith('sqlite:')) {
