@@ -72,6 +72,10 @@ export class AppError extends Error {
 export const notFound = (what: 'site' | 'article'): AppError =>
   new AppError('not_found', `No ${what} with this id on your account.`);
 
+/** Whether a text holds U+0000, which PostgreSQL's text cannot hold: every input refuses it (`nulRefused`). */
+export const holdsNul = (value: string): boolean => value.includes('\u0000');
+export const nulRefused = 'Must not contain the character U+0000.';
+
 export const validationFailed = (fields: Record<string, string[]>): AppError =>
   new AppError('validation_failed', 'The request is invalid; see fields.', { fields });
 

@@ -41,9 +41,7 @@ export async function* jsonWithTexts(json: string, texts: readonly LargeText[]):
   const between = json.split(placeholderJson);
   for (const [index, text] of texts.entries()) {
     yield `${between[index]}"`;
-    yield* escapedInTurns(
-      typeof text === 'string' ? textParts(text, escapePartChars) : isTextPieces(text) ? piecesInParts(text) : sharedTextParts(text, escapePiece),
-    );
+    yield* escapedInTurns(partsToEscape(text));
     yield '"';
   }
   yield between.slice(texts.length).join(placeholderJson);
@@ -102,9 +100,11 @@ export const isTextPieces = (value: unknown): value is TextPieces =>
 /** A text that an answer escapes a part per turn of the event loop (`jsonWithTexts`). */
 export type LargeText = string | SharedText | TextPieces;
 
-/** The pieces of `text`, each cut again into parts of `escapePiece` characters (slices, not copies). */
-function* piecesInParts({ pieces }: TextPieces): Generator<string> {
-  for (const piece of pieces) yield* textParts(piece, escapePiece);
+/** A large text in the parts `escapedInTurns` escapes: a string's are slices, a `TextPieces`' pieces are cut again, a `SharedText`'s bytes decoded. */
+function* partsToEscape(text: LargeText): Generator<string> {
+  if (typeof text === 'string') yield* textParts(text, escapePartChars);
+  else if (isSharedText(text)) yield* sharedTextParts(text, escapePiece);
+  else for (const piece of text.pieces) yield* textParts(piece, escapePiece);
 }
 
 /** The `pieces` of a text escaped as JSON, about `escapePartChars` of them a turn of the event loop. */

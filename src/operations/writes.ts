@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { validationFailed } from '../core/errors.js';
+import { holdsNul, nulRefused, validationFailed } from '../core/errors.js';
 import type { WriteResult } from '../services/article-writes.js';
 import { toArticle } from '../services/articles.js';
 import { withBodyWindow } from './article-window.js';
@@ -12,8 +12,7 @@ const text = (max: number, description: string) =>
   z
     .string()
     .refine((value) => [...value].length <= max, `At most ${max} characters.`)
-    // PostgreSQL text cannot hold U+0000; refuse it here rather than fail on save.
-    .refine((value) => !value.includes('\u0000'), 'Must not contain the character U+0000.')
+    .refine((value) => !holdsNul(value), nulRefused)
     .describe(description)
     .meta({ maxLength: max });
 

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
+import { holdsNul, nulRefused } from '../core/errors.js';
 import { SANITIZER_VERSION, sanitizeTrusted, wordCount } from '../core/html.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
@@ -10,9 +11,8 @@ import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } fr
 import { type ImportEvent, type ImportList, importEvents, NotJsonError } from './import-reader.js';
 
 const timestamp = z.iso.datetime({ offset: false, precision: 0 });
-// PostgreSQL text cannot hold U+0000: refuse it with its path rather than fail on save.
-const noNul = (value: string) => !value.includes('\u0000');
-const text = z.string().max(100_000).refine(noNul, 'Must not contain the character U+0000.');
+// Refused with its path rather than failing on save.
+const text = z.string().max(100_000).refine((value) => !holdsNul(value), nulRefused);
 /** Links the UI and the API hand out: absolute http(s) only, as the API takes (no `javascript:`, `data:` …). */
 const httpUrl = text.refine((value) => {
   try {

@@ -6,7 +6,7 @@ import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Settings } from '../config.js';
-import { AppError, validationFailed } from '../core/errors.js';
+import { AppError, holdsNul, nulRefused, validationFailed } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import { toAppError } from '../http/errors.js';
 import { html, type SafeHtml } from './html.js';
@@ -58,14 +58,14 @@ function errorPage(error: AppError, request: FastifyRequest): string {
 }
 
 /**
- * The fields of a form that hold U+0000 anywhere. PostgreSQL's text cannot hold it, and no form of
- * the UI has a use for it: such a form is refused (422) before any handler reads it. Each form
+ * The fields of a form that hold U+0000 anywhere (`holdsNul`). No form of the UI has a use for
+ * it: such a form is refused (422) before any handler reads it. Each form
  * checking its own fields missed some (a NUL in the sign-in e-mail, the sign-up form or a share
  * link's name answered 500 on PostgreSQL).
  */
 function fieldsWithNul(body: unknown): string[] {
   if (typeof body !== 'object' || body === null) return [];
-  return Object.entries(body).flatMap(([name, value]) => ([value].flat().some((text) => typeof text === 'string' && text.includes('\u0000')) ? [name] : []));
+  return Object.entries(body).flatMap(([name, value]) => ([value].flat().some((text) => typeof text === 'string' && holdsNul(text)) ? [name] : []));
 }
 
 /** The web UI under /app, with its assets under /assets; HTML errors instead of JSON. */
@@ -78,7 +78,7 @@ export async function webPlugin(app: FastifyInstance, options: { services: Servi
   formBodyParser(app, options.services.htmlPool);
   app.addHook('preValidation', async (request) => {
     const fields = fieldsWithNul(request.body);
-    if (fields.length > 0) throw validationFailed(Object.fromEntries(fields.map((name) => [name, ['Must not contain the character U+0000.']])));
+    if (fields.length > 0) throw validationFailed(Object.fromEntries(fields.map((name) => [name, [nulRefused]])));
   });
   await app.register(helmet, { contentSecurityPolicy: uiContentSecurityPolicy });
   await app.register(fastifyStatic, {
