@@ -4,6 +4,7 @@
 // Settings come from the environment (DATA_DIR or DATABASE_URL, LOG_LEVEL).
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { loadSettings } = await import(`${dist}/config.js`);
@@ -31,6 +32,13 @@ if (process.env.STALLS_FILE) {
   }, 1).unref();
 }
 
+/** Each V8 space of the event loop's heap that holds a megabyte or more: used / physical MB. */
+const spaces = () =>
+  getHeapSpaceStatistics()
+    .filter((space) => space.physical_space_size >= 2 ** 20)
+    .map((space) => `${space.space_name.replace(/_space$/, '')} ${Math.round(space.space_used_size / 2 ** 20)}/${Math.round(space.physical_space_size / 2 ** 20)}`)
+    .join(', ');
+
 process.on('message', async (message) => {
   if (message === 'reset') {
     delay.reset();
@@ -42,7 +50,7 @@ process.on('message', async (message) => {
       delayMaxMs: delay.max / 1e6,
       delayP99Ms: delay.percentile(99) / 1e6,
       rssMb: rss / 2 ** 20,
-      memory: `heap ${mb(heapUsed)}/${mb(heapTotal)}, external ${mb(external)} (array buffers ${mb(arrayBuffers)})`,
+      memory: `heap ${mb(heapUsed)}/${mb(heapTotal)} (${spaces()}), external ${mb(external)} (array buffers ${mb(arrayBuffers)})`,
     });
   } else if (message === 'cpu') {
     const { user, system } = process.cpuUsage();
