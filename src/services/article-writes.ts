@@ -14,7 +14,7 @@ import type { ActivityEntry, ActivityLog } from './activity.js';
 import type { Actor } from './actor.js';
 import { articleETag, type ArticleWithBody, columnsButBody, withBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
-import type { HtmlPool, PoolChange } from './html-pool.js';
+import type { HtmlPool, LargeTurn, PoolChange } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
 import type { LimitState } from './limits.js';
 import { loopTurns } from './loop-turns.js';
@@ -115,6 +115,9 @@ const textsOf = (row: WritableRow): Omit<ArticleState, 'body'> => ({
 const sameState = (next: NextState, row: WritableRow) =>
   next.unchanged && next.title === row.title && next.meta_description === row.meta_description && next.featured_image_url === row.featured_image_url;
 
+/** How a write computes the next state from the current row (with the large turn it holds, if any). */
+type NextStep = (row: WritableRow, turn?: LargeTurn) => Promise<NextState>;
+
 /** What a new body brings to the next state. */
 type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links' | 'clean' | 'unchanged'>;
 
@@ -154,8 +157,15 @@ export class ArticleWritesService {
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
   replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write(actor, articleId, 'updateArticle', input, options, input.reason, async (row) =>
-      withTexts(row, input, await this.bodyFor(actor, row, { body: input.body })),
+    return this.write(
+      actor,
+      articleId,
+      'updateArticle',
+      input,
+      options,
+      input.reason,
+      async (row, turn) => withTexts(row, input, await this.bodyFor(actor, row, { body: input.body }, turn)),
+      input.body.length >= largeBody,
     );
   }
 
@@ -203,8 +213,8 @@ export class ArticleWritesService {
   }
 
   /** The body after `change`, sanitised and guarded; a refusal is thrown as its AppError. */
-  private async bodyFor(actor: Actor, row: WritableRow, change: PoolChange): Promise<BodyContent> {
-    const outcome = await this.html.nextBody(actor.accountId, row.body, change, row.body_sanitizer === SANITIZER_VERSION);
+  private async bodyFor(actor: Actor, row: WritableRow, change: PoolChange, turn?: LargeTurn): Promise<BodyContent> {
+    const outcome = await this.html.nextBody(actor.accountId, row.body, change, row.body_sanitizer === SANITIZER_VERSION, turn);
     if (!outcome.ok) throw AppError.fromBody(outcome.error);
     return { ...outcome.next, unchanged: outcome.unchanged };
   }
@@ -216,10 +226,12 @@ export class ArticleWritesService {
     request: unknown,
     options: WriteOptions,
     reason: string | undefined,
-    next: (row: WritableRow) => Promise<NextState>,
+    next: NextStep,
+    /** The new body is large, as a PUT's may be: see `apply`. */
+    largeChange = false,
   ): Promise<WriteResult> {
     const key = options.dryRun ? undefined : options.idempotencyKey;
-    if (key === undefined) return this.apply(actor, articleId, options, reason ?? null, next);
+    if (key === undefined) return this.apply(actor, articleId, options, reason ?? null, next, largeChange);
 
     const fingerprint = await jsonSha256([operation, articleId, request]);
     const stored = await this.idempotency.claim<WriteResult>(actor.accountId, key, fingerprint);
@@ -228,7 +240,7 @@ export class ArticleWritesService {
       throw AppError.fromBody(stored.error);
     }
     try {
-      const result = await this.apply(actor, articleId, options, reason ?? null, next, key);
+      const result = await this.apply(actor, articleId, options, reason ?? null, next, largeChange, key);
       // A no-op stored nothing in its transaction: store its answer too, or the key stays pending.
       if (!result.changed) await this.idempotency.complete(this.db, actor.accountId, key, toReplay(result));
       return result;
@@ -244,12 +256,17 @@ export class ArticleWritesService {
     }
   }
 
+  /**
+   * The write, attempted again while another write changes the article meanwhile. A large new
+   * body holds the HTML pool's large turn for every step of an attempt (`HtmlPool.inLargeTurn`).
+   */
   private async apply(
     actor: Actor,
     articleId: number,
     options: WriteOptions,
     reason: string | null,
-    next: (row: WritableRow) => Promise<NextState>,
+    next: NextStep,
+    largeChange: boolean,
     idempotencyKey?: string,
   ): Promise<WriteResult> {
     for (;;) {
@@ -257,30 +274,47 @@ export class ArticleWritesService {
       // storing it) costs milliseconds per megabyte: a turn of the event loop between them keeps
       // other requests answered in the meantime. The row's size is not known before it is read.
       await nextTurn();
-      const row = await this.writable(actor, articleId);
-      const etag = articleETag(row);
-      if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
-        throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
-      }
-      const nextState = await next(row);
-      const { sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = nextState;
-      const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
-      if (options.dryRun || sameState(nextState, row)) {
-        const revision = nextState.unchanged ? row.current_revision_id : null;
-        return { article: withBody({ ...row, ...state, ...derived }, state.body, protected_links), etag, sanitized, changed: false, revision };
-      }
-      // The HTML work may have come back from a pool thread, in a turn of the loop shared with
-      // other results and requests: storing waits for a turn of its own (loop-turns.ts).
-      await loopTurns.take();
-      const large = state.body.length >= largeBody;
-      const result = await this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
-      // Undefined: another write changed the article meanwhile; compute the change again on it.
-      if (result === undefined) continue;
-      if (large) await nextTurn();
-      // The activity record went in with the change: the transport must not add a second one.
-      if (actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
-      return result;
+      const attempt = (turn?: LargeTurn) => this.attempt(actor, articleId, options, reason, next, idempotencyKey, turn);
+      const result = await (largeChange ? this.html.inLargeTurn(attempt) : attempt());
+      if (result !== undefined) return result;
     }
+  }
+
+  /** One attempt of `apply`; undefined when another write changed the article meanwhile. */
+  private async attempt(
+    actor: Actor,
+    articleId: number,
+    options: WriteOptions,
+    reason: string | null,
+    next: NextStep,
+    idempotencyKey: string | undefined,
+    turn: LargeTurn | undefined,
+  ): Promise<WriteResult | undefined> {
+    const row = await this.writable(actor, articleId);
+    const etag = articleETag(row);
+    if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
+      throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
+    }
+    const nextState = await next(row, turn);
+    const { sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = nextState;
+    const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
+    if (options.dryRun || sameState(nextState, row)) {
+      const revision = nextState.unchanged ? row.current_revision_id : null;
+      return { article: withBody({ ...row, ...state, ...derived }, state.body, protected_links), etag, sanitized, changed: false, revision };
+    }
+    // The HTML work may have come back from a pool thread, in a turn of the loop shared with
+    // other results and requests: storing waits for a turn of its own (loop-turns.ts).
+    await loopTurns.take();
+    // A large body is stored in the large turn: the database's copies of it then never add to
+    // those of a large edit running meanwhile.
+    const large = state.body.length >= largeBody;
+    const store = () => this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
+    const result = await (large ? this.html.inLargeTurn(store, turn) : store());
+    if (result === undefined) return undefined;
+    if (large) await nextTurn();
+    // The activity record went in with the change: the transport must not add a second one.
+    if (actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
+    return result;
   }
 
   /** Stores the next state in one transaction, unless the row moved past `row.version`. */

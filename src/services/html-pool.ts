@@ -133,6 +133,14 @@ const ownBuffer = (bytes: Uint8Array): Uint8Array =>
  * given as bytes, which it no longer holds, is compared by the thread). A next body that is the
  * new body as sent is that body: a `SharedText` stays one.
  */
+/**
+ * A hold of the large turn (`HtmlPool.inLargeTurn`): the large tasks of the work that holds it run
+ * in it instead of waiting for the next.
+ */
+export interface LargeTurn {
+  readonly held: symbol;
+}
+
 export type PooledOutcome =
   | Exclude<HtmlOutcome, { ok: true }>
   | { ok: true; next: Omit<NextBody, 'body'> & { body: string | SharedText }; unchanged: boolean };
@@ -148,6 +156,7 @@ export class HtmlPool {
   private pool: Piscina | undefined;
   /** Held by the large task running (`largeTaskChars`). */
   private readonly largeTurn = new Lock();
+  private heldTurn: LargeTurn | undefined;
   private readonly inFlight = new Map<number, number>();
   private queuedChars = 0;
 
@@ -164,9 +173,10 @@ export class HtmlPool {
    * The next body for `change` (`currentClean`: see core `nextBody`); refusals of the change
    * itself come back as values. A large current body may come as its UTF-8 bytes, as the off-loop
    * connection read them (SQLite), or in UTF-8 parts (PostgreSQL: `bodyInParts`): they go to the
-   * thread as they are (transferred), never decoded here.
+   * thread as they are (transferred), never decoded here. A large change runs in `turn` when its
+   * caller holds it.
    */
-  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, currentClean = false): Promise<PooledOutcome> {
+  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, currentClean = false, turn?: LargeTurn): Promise<PooledOutcome> {
     const size = typeof current === 'string' ? poolChangeSize(current, change) : byteLength(current) + poolChangeSize('', change);
     if (typeof current === 'string' && isStringChange(change) && size < this.settings.inlineBelow) {
       const outcome = nextBody(current, change, currentClean);
@@ -178,10 +188,13 @@ export class HtmlPool {
     this.refuseOverQueue(size, 'The server is busy with large edits; retry in a moment. Nothing was saved.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
-      const outcome = await this.run(size, () =>
-        typeof current === 'string' && isStringChange(change) && size < largeTaskChars
-          ? { task: { current, change, currentClean } }
-          : encodedTask(current, change, currentClean),
+      const outcome = await this.run(
+        size,
+        () =>
+          typeof current === 'string' && isStringChange(change) && size < largeTaskChars
+            ? { task: { current, change, currentClean } }
+            : encodedTask(current, change, currentClean),
+        turn,
       );
       if (!('asSent' in outcome)) return outcome;
       return { ok: true, next: { ...outcome.next, body: (change as { body: string | SharedText }).body }, unchanged: outcome.unchanged };
@@ -295,21 +308,31 @@ export class HtmlPool {
     }
   }
 
-  /** `work` once no other large task runs (see `largeTaskChars`). */
-  private async inLargeTurn<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * `work` once no other large task runs (see `largeTaskChars`), or at once when it is given the
+   * turn that is `held`. A write of a large body takes the turn for all its steps (reading the
+   * row, the edit, storing): the 5 MB copies that reading and storing make (the database's and
+   * the current body's) then never add to another large edit's.
+   */
+  async inLargeTurn<T>(work: (turn: LargeTurn) => Promise<T>, held?: LargeTurn): Promise<T> {
+    if (held !== undefined && held === this.heldTurn) return work(held);
     await this.largeTurn.acquire();
+    const turn: LargeTurn = { held: Symbol('large turn') };
+    this.heldTurn = turn;
     try {
-      return await work();
+      return await work(turn);
     } finally {
+      this.heldTurn = undefined;
       this.largeTurn.release();
     }
   }
 
   /**
    * Runs the task `prepare` gives (counted in the queue from now; a large one waits for its turn
-   * first), stopping its worker `timeoutMs` after the task started (not queued).
+   * first, unless its caller holds `turn`), stopping its worker `timeoutMs` after the task started
+   * (not queued).
    */
-  private async run(size: number, prepare: () => PreparedTask | Promise<PreparedTask>): Promise<HtmlOutcome> {
+  private async run(size: number, prepare: () => PreparedTask | Promise<PreparedTask>, turn?: LargeTurn): Promise<HtmlOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -334,7 +357,7 @@ export class HtmlPool {
       return runTask(this.started(), 'default', { ...task, started }, { signal: abort.signal, transferList });
     };
     try {
-      return await (size < largeTaskChars ? send() : this.inLargeTurn(send));
+      return await (size < largeTaskChars ? send() : this.inLargeTurn(send, turn));
     } catch (error) {
       if (timedOut) {
         throw validationFailed({
