@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
-import { HtmlPool, poolThreadNice, threadExecArgv, threadResourceLimits } from '../../src/services/html-pool.js';
+import { HtmlPool, type LargeTurn, poolThreadNice, threadExecArgv, threadResourceLimits } from '../../src/services/html-pool.js';
 import runTask, { type PoolWorkerData } from '../../src/services/html-worker.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -180,6 +180,39 @@ describe('HtmlPool', () => {
       await Promise.all([edit, track('large parse', lanes.parseBody(json(1_200_000), 'json')), track('small parse', lanes.parseBody(json(300_000), 'json'))]);
       // Parsed on the free thread at once, the large body would have been back before the edit.
       expect(finished).toEqual(['small parse', 'large edit', 'large parse']);
+    } finally {
+      await lanes.close();
+    }
+  });
+
+  it('runs the large edits of work that holds the large turn in that turn; other large tasks, and a turn no longer held, wait for it', async () => {
+    const lanes = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 100, timeoutMs: 60_000 });
+    try {
+      const big = largeBody(40_000);
+      const order: string[] = [];
+      let ended: LargeTurn | undefined;
+      const holder = lanes.inLargeTurn(async (turn) => {
+        // Given the turn it holds, the edit runs at once (waiting for the next turn, it never would).
+        const outcome = await lanes.nextBody(1, PLAIN_BODY, { body: big }, false, turn);
+        expect(outcome.ok).toBe(true);
+        order.push('holder edit');
+        await sleep(100);
+        order.push('holder done');
+        ended = turn;
+      });
+      await sleep(10);
+      const other = lanes.nextBody(2, PLAIN_BODY, { body: `${big}<p>2</p>` }).then(() => order.push('other edit'));
+      await Promise.all([holder, other]);
+      expect(order).toEqual(['holder edit', 'holder done', 'other edit']);
+
+      let release!: () => void;
+      const next = lanes.inLargeTurn(() => new Promise<void>((resolve) => (release = resolve)));
+      const late = lanes.inLargeTurn(async () => order.push('ended turn'), ended);
+      await sleep(50);
+      expect(order).not.toContain('ended turn');
+      release();
+      await Promise.all([next, late]);
+      expect(order.at(-1)).toBe('ended turn');
     } finally {
       await lanes.close();
     }

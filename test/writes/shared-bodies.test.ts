@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isSharedText } from '../../src/core/text-parts.js';
 import { operations } from '../../src/operations/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { articleRow, expectUnchanged, getArticle, largeBody, put, PROTECTED_BODY, revisionsOf, seedArticle, snapshot } from '../helpers/write-fixtures.js';
+import { articleRow, expectUnchanged, getArticle, largeBody, patch, put, PROTECTED_BODY, revisionsOf, seedArticle, snapshot } from '../helpers/write-fixtures.js';
 
 // A PUT of a body of a million characters or more over REST keeps the body as its UTF-8 bytes in
 // shared memory from the thread that parses the request to the database and the answer
@@ -42,6 +42,22 @@ describe('a large PUT over REST (the body kept as shared bytes)', () => {
     const revisions = await revisionsOf(h, a.articleId);
     expect(revisions).toHaveLength(2);
     expect((await h.services.revisions.get(a.articleId, revisions[1]!.id))!.body === body).toBe(true);
+  });
+
+  it('two large PUTs at once, and a PATCH of the same article meanwhile, are all stored (each large write takes its turn whole)', async () => {
+    const a = await seedArticle(h.services);
+    const b = await seedArticle(h.services);
+    const [first, second, patched] = await Promise.all([
+      put(h, a.articleId, a.customer.key, { body: largeBody('first') }),
+      put(h, b.articleId, b.customer.key, { body: largeBody('second') }),
+      patch(h, b.articleId, b.customer.key, { title: 'Patched meanwhile' }),
+    ]);
+    expect([first.status, second.status, patched.status], first.text + second.text + patched.text).toEqual([200, 200, 200]);
+    expect((await articleRow(h, a.articleId)).body === largeBody('first')).toBe(true);
+    const row = await articleRow(h, b.articleId);
+    expect(row.body === largeBody('second')).toBe(true);
+    expect(row.title).toBe('Patched meanwhile');
+    expect(await revisionsOf(h, b.articleId)).toHaveLength(3);
   });
 
   it('the body the article already has changes nothing, and is answered as sent', async () => {
