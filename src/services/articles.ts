@@ -13,7 +13,6 @@ import type { CountersService } from './counters.js';
 import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay, SHORT_SKIP, TopPages } from './pagination.js';
 import { readsEveryAccount, type SitesService } from './sites.js';
 
-
 export interface Article {
   id: number;
   site_id: number;

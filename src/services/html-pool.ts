@@ -384,7 +384,6 @@ export class HtmlPool {
     return this.pool;
   }
 
-
   private get heapMb(): number {
     return this.settings.heapMb ?? defaultHeapMb;
   }

@@ -54,7 +54,6 @@ describe('large texts of a parsed body, as bytes and back', () => {
   });
 });
 
-
 describe('sharedTexts', () => {
   it('makes SharedTexts of the named top-level fields only, of a million characters or more, well-formed', () => {
     const large = (c: string) => `${c}😀é`.repeat(250_000);
