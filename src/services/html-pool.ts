@@ -129,11 +129,6 @@ const ownBuffer = (bytes: Uint8Array): Uint8Array =>
   bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 
 /**
- * `nextBody`'s outcome; `unchanged` when the next body is the current one (the body the pool was
- * given as bytes, which it no longer holds, is compared by the thread). A next body that is the
- * new body as sent is that body: a `SharedText` stays one.
- */
-/**
  * A hold of the large turn (`HtmlPool.inLargeTurn`): the large tasks of the work that holds it run
  * in it instead of waiting for the next.
  */
@@ -141,6 +136,11 @@ export interface LargeTurn {
   readonly held: symbol;
 }
 
+/**
+ * `nextBody`'s outcome; `unchanged` when the next body is the current one (the body the pool was
+ * given as bytes, which it no longer holds, is compared by the thread). A next body that is the
+ * new body as sent is that body: a `SharedText` stays one.
+ */
 export type PooledOutcome =
   | Exclude<HtmlOutcome, { ok: true }>
   | { ok: true; next: Omit<NextBody, 'body'> & { body: string | SharedText }; unchanged: boolean };
@@ -156,6 +156,7 @@ export class HtmlPool {
   private pool: Piscina | undefined;
   /** Held by the large task running (`largeTaskChars`). */
   private readonly largeTurn = new Lock();
+  /** The hold of `largeTurn` given to the work that holds it (`inLargeTurn`). */
   private heldTurn: LargeTurn | undefined;
   private readonly inFlight = new Map<number, number>();
   private queuedChars = 0;
