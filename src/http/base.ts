@@ -35,6 +35,9 @@ export interface BuiltApp {
   warm: () => Promise<void>;
 }
 
+/** How often a stopping listener closes the connections that have gone idle since it began to stop. */
+const idleCloseMs = 100;
+
 /** Request headers that carry secrets; no listener logs them. */
 const redactedHeaders = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
@@ -80,7 +83,15 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   const stop = async () => {
     const deadline = Date.now() + settings.shutdownTimeoutMs;
     stopping = true;
-    await app.close();
+    // Closing the listener closes the connections idle at that moment; one answering a request
+    // then stays open once answered, idle, until its keep-alive timeout (72 s), and the close with
+    // it: each is closed as soon as it is idle.
+    const closeIdle = setInterval(() => app.server.closeIdleConnections(), idleCloseMs);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(closeIdle);
+    }
     await app.handlersSettled(Math.max(0, deadline - Date.now()));
   };
   const warm = async () => {

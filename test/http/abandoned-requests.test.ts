@@ -96,6 +96,25 @@ describe('a client that leaves while its edit runs, then the node stops', () => 
   }, 30_000);
 });
 
+describe('a client that stays while the node stops', () => {
+  it('gets its answer, and its kept-alive connection is closed once answered, not after the keep-alive timeout', async () => {
+    const a = await seedArticle(h.services, { body: '<p>No protected links here.</p>' });
+    // fetch keeps its connection alive for as long as the server's Keep-Alive header says (72 s).
+    const answer = fetch(`${h.settings.publicUrl}/api/v1/articles/${a.articleId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${a.customer.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Answered while stopping', body }),
+    });
+    for (let i = 0; i < 1_000 && h.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.services.htmlPool.running).toBe(1);
+
+    const started = Date.now();
+    await Promise.all([h.stop(), answer.then(async (response) => expect([response.status, (await response.json()).data.title]).toEqual([200, 'Answered while stopping']))]);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect((await articleRow(h, a.articleId)).title).toBe('Answered while stopping');
+  }, 60_000);
+});
+
 describe('handlersSettled (what a stopping node waits for, within SHUTDOWN_TIMEOUT_MS)', () => {
   it('gives up after its timeout while a handler still runs, waits for it otherwise, and answers at once when none runs', async () => {
     const a = await seedArticle(h.services, { body: '<p>No protected links here.</p>' });
