@@ -176,71 +176,84 @@ function sendResult(request: FastifyRequest, reply: FastifyReply, result: Operat
   return result.body;
 }
 
-/** One REST route per operation, generated from its declaration. */
+/**
+ * One REST route per operation, generated from its declaration, in the order declared. An
+ * operation that takes multipart/form-data gets a scope of its own with the multipart plugin:
+ * its hooks (a listener on every response, a clean-up after it) would cost every other request.
+ */
 export async function restRoutes(app: FastifyInstance, options: { services: Services; operations: readonly Operation[] }) {
-  const { services } = options;
-  await app.register(multipart, { limits: { fileSize: multipartBodyLimit, files: 1, fields: 10, parts: 12 } });
-
   for (const operation of options.operations) {
-    const shape = operation.input.shape;
-    const { queryKeys, bodyKeys } = restShape(operation);
-    const pathId = operation.rest.pathId;
-    const multipartFields = operation.rest.multipart;
-    // Strict: a field the operation does not take is a 422 naming it, never dropped silently.
-    const jsonBody = z.strictObject(pick(shape, bodyKeys));
-    const isWrite = operation.rest.method !== 'GET';
-    app.withTypeProvider<ZodTypeProvider>().route({
-      method: operation.rest.method,
-      url: operation.rest.path.replace(/\{(\w+)\}/g, ':$1'),
-      bodyLimit: multipartFields ? multipartBodyLimit : jsonBodyLimit,
-      config: { sharedTextFields: operation.rest.sharedTextFields },
-      schema: {
-        operationId: operation.name,
-        summary: operation.summary,
-        description: operation.description,
-        tags: [isWrite ? 'Article writes' : 'Reporting'],
-        security: [{ bearerKey: [] }, { headerKey: [] }],
-        ...(pathId ? { params: z.object({ id: shape[pathId]! }) } : {}),
-        ...(queryKeys.length > 0 ? { querystring: z.object(pick(shape, queryKeys)) } : {}),
-        ...(isWrite ? { headers: writeHeaders } : operation.rest.etag ? { headers: conditionalGetHeaders } : {}),
-        ...(operation.rest.etag ? { 'x-etag': true } : {}),
-        // A body with two content types is validated in the handler and documented per type.
-        ...(bodyKeys.length > 0 && !multipartFields ? { body: jsonBody } : {}),
-        ...(multipartFields ? { 'x-body-content': { 'application/json': jsonBody, 'multipart/form-data': multipartFields } } : {}),
-        response: responsesOf(operation),
-      },
-      onRequest: async (request, reply) => {
-        await authenticateAndLimit(request, reply, services);
-        checkQueryShape(request.query as Record<string, unknown>, queryKeys);
-        if (isWrite) checkContentType(request, multipartFields !== undefined);
-      },
-      handler: async (request, reply) => {
-        let body = request.body as Record<string, unknown> | undefined;
-        let upload: Buffer | undefined;
-        if (multipartFields && request.isMultipart()) {
-          ({ values: body, upload } = await readMultipart(request, multipartFields));
-        } else if (multipartFields) {
-          const parsed = jsonBody.safeParse(body ?? {});
-          if (!parsed.success) throw validationFailed(fieldsOf(parsed.error.issues));
-          body = parsed.data;
-        }
-        const input: Record<string, unknown> = {
-          ...(request.query as object),
-          ...body,
-          ...sharedTextsOf(request),
-          ...(pathId ? { [pathId]: (request.params as { id: number }).id } : {}),
-        };
-        const result = await runOperation(operation, input, {
-          actor: request.actor!,
-          services,
-          upload,
-          preconditions: {
-            ifMatch: request.headers['if-match'],
-            idempotencyKey: request.headers['idempotency-key'] as string | undefined,
-          },
-        });
-        return sendResult(request, reply, result);
-      },
+    if (!operation.rest.multipart) {
+      operationRoute(app, operation, options.services);
+      continue;
+    }
+    await app.register(async (scope) => {
+      await scope.register(multipart, { limits: { fileSize: multipartBodyLimit, files: 1, fields: 10, parts: 12 } });
+      operationRoute(scope, operation, options.services);
     });
   }
+}
+
+/** The REST route of `operation`. */
+function operationRoute(app: FastifyInstance, operation: Operation, services: Services): void {
+  const shape = operation.input.shape;
+  const { queryKeys, bodyKeys } = restShape(operation);
+  const pathId = operation.rest.pathId;
+  const multipartFields = operation.rest.multipart;
+  // Strict: a field the operation does not take is a 422 naming it, never dropped silently.
+  const jsonBody = z.strictObject(pick(shape, bodyKeys));
+  const isWrite = operation.rest.method !== 'GET';
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: operation.rest.method,
+    url: operation.rest.path.replace(/\{(\w+)\}/g, ':$1'),
+    bodyLimit: multipartFields ? multipartBodyLimit : jsonBodyLimit,
+    config: { sharedTextFields: operation.rest.sharedTextFields },
+    schema: {
+      operationId: operation.name,
+      summary: operation.summary,
+      description: operation.description,
+      tags: [isWrite ? 'Article writes' : 'Reporting'],
+      security: [{ bearerKey: [] }, { headerKey: [] }],
+      ...(pathId ? { params: z.object({ id: shape[pathId]! }) } : {}),
+      ...(queryKeys.length > 0 ? { querystring: z.object(pick(shape, queryKeys)) } : {}),
+      ...(isWrite ? { headers: writeHeaders } : operation.rest.etag ? { headers: conditionalGetHeaders } : {}),
+      ...(operation.rest.etag ? { 'x-etag': true } : {}),
+      // A body with two content types is validated in the handler and documented per type.
+      ...(bodyKeys.length > 0 && !multipartFields ? { body: jsonBody } : {}),
+      ...(multipartFields ? { 'x-body-content': { 'application/json': jsonBody, 'multipart/form-data': multipartFields } } : {}),
+      response: responsesOf(operation),
+    },
+    onRequest: async (request, reply) => {
+      await authenticateAndLimit(request, reply, services);
+      checkQueryShape(request.query as Record<string, unknown>, queryKeys);
+      if (isWrite) checkContentType(request, multipartFields !== undefined);
+    },
+    handler: async (request, reply) => {
+      let body = request.body as Record<string, unknown> | undefined;
+      let upload: Buffer | undefined;
+      if (multipartFields && request.isMultipart()) {
+        ({ values: body, upload } = await readMultipart(request, multipartFields));
+      } else if (multipartFields) {
+        const parsed = jsonBody.safeParse(body ?? {});
+        if (!parsed.success) throw validationFailed(fieldsOf(parsed.error.issues));
+        body = parsed.data;
+      }
+      const input: Record<string, unknown> = {
+        ...(request.query as object),
+        ...body,
+        ...sharedTextsOf(request),
+        ...(pathId ? { [pathId]: (request.params as { id: number }).id } : {}),
+      };
+      const result = await runOperation(operation, input, {
+        actor: request.actor!,
+        services,
+        upload,
+        preconditions: {
+          ifMatch: request.headers['if-match'],
+          idempotencyKey: request.headers['idempotency-key'] as string | undefined,
+        },
+      });
+      return sendResult(request, reply, result);
+    },
+  });
 }
