@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { loadSettings, type Settings } from './config.js';
 import { buildApp } from './http/app.js';
+import { closeListener } from './http/base.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { startTracing } from './http/tracing.js';
 import { oauthUrlsOf } from './mcp/oauth/metadata.js';
@@ -66,7 +67,7 @@ export async function serve(settings: Settings): Promise<void> {
       logger.warn({ timeoutMs: settings.shutdownTimeoutMs }, 'shutdown deadline passed: cutting the connections left');
       for (const server of servers) server?.closeAllConnections();
     }, settings.shutdownTimeoutMs);
-    await Promise.all([mcpApp?.stop(), stop(), metricsApp?.close()]);
+    await Promise.all([mcpApp?.stop(), stop(), metricsApp && closeListener(metricsApp)]);
     clearTimeout(deadline);
     await runtime.close();
     await stopTracing?.();

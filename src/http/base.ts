@@ -38,6 +38,20 @@ export interface BuiltApp {
 /** How often a stopping listener closes the connections that have gone idle since it began to stop. */
 const idleCloseMs = 100;
 
+/**
+ * Closes `app` and its listener. Closing a listener closes the connections idle at that moment;
+ * one answering a request then stays open once answered, idle, until its keep-alive timeout
+ * (72 s), and the close with it: each is closed as soon as it is idle.
+ */
+export async function closeListener(app: FastifyInstance): Promise<void> {
+  const closeIdle = setInterval(() => app.server.closeIdleConnections(), idleCloseMs);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(closeIdle);
+  }
+}
+
 /** Request headers that carry secrets; no listener logs them. */
 const redactedHeaders = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
@@ -83,15 +97,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   const stop = async () => {
     const deadline = Date.now() + settings.shutdownTimeoutMs;
     stopping = true;
-    // Closing the listener closes the connections idle at that moment; one answering a request
-    // then stays open once answered, idle, until its keep-alive timeout (72 s), and the close with
-    // it: each is closed as soon as it is idle.
-    const closeIdle = setInterval(() => app.server.closeIdleConnections(), idleCloseMs);
-    try {
-      await app.close();
-    } finally {
-      clearInterval(closeIdle);
-    }
+    await closeListener(app);
     await app.handlersSettled(Math.max(0, deadline - Date.now()));
   };
   const warm = async () => {
