@@ -11,13 +11,17 @@ import { agentInterfacePlugin } from '../mcp/plugin.js';
 export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   const { settings, services } = options;
   const { app, stop: close, warm } = await buildBaseApp(options);
-  await app.register(cookie);
   await app.register(openApiPlugin, { settings });
   await app.register(restRoutes, { prefix: '/api/v1', services, operations });
   await app.register(openApiRoutes);
   await app.register(mediaRoutes, { services });
-  await app.register(webPlugin, { services, settings });
-  await app.register(agentInterfacePlugin, { services, settings });
+  // Cookies only where a browser signs in (the UI, the OAuth consent page): API calls carry a key
+  // and skip the cookie plugin's hooks.
+  await app.register(async (browser) => {
+    await browser.register(cookie);
+    await browser.register(webPlugin, { services, settings });
+    await browser.register(agentInterfacePlugin, { services, settings });
+  });
 
   const stop = async () => {
     await close();
