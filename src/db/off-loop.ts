@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, type Expression, type Kysely, type QueryResult, type SqlBool, sql } from 'kysely';
 import { buffersOf, decodedText, isEncodedText, utf8InParts } from '../core/text-parts.js';
+import { threadExecArgv, threadModule } from '../core/threads.js';
+import type { OffLoopWorkerData } from './off-loop-worker.js';
 import type { Database } from './schema.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
 
@@ -131,7 +132,8 @@ export class OffLoopRunner implements StatementRunner {
   }
 
   private started(): Worker {
-    const worker = new Worker(workerSource, { eval: true, workerData: { module: betterSqlite, journalSizeLimit, collectAbove, largeTextChars, ...this.settings } });
+    const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, ...this.settings };
+    const worker = new Worker(threadModule(import.meta.url, 'off-loop-worker'), { execArgv: threadExecArgv, workerData });
     worker.unref();
     worker.on('message', (answer: Answer) => {
       this.pending.get(answer.id)?.resolve(answer);
@@ -169,85 +171,10 @@ async function withBuffers(row: unknown): Promise<unknown> {
  */
 const journalSizeLimit = 64 * 1024 * 1024;
 
-const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-
 /**
  * After a statement, the thread collects its heap in full when it holds more than this (bytes in
  * use, garbage included): a 5 MB body read or stored leaves its text behind, and V8 kept 24 MB
  * (three such texts) until its next collections. The collection runs after the answer is posted.
- * `gc` is taken as in the HTML pool's threads (`grownCollector` in html-worker.ts).
+ * The thread (off-loop-worker.ts) takes its `gc` as the HTML pool's do (`exposedGc`).
  */
 const collectAbove = 16 * 2 ** 20;
-
-const workerSource = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const database = new Database(workerData.file);
-database.pragma('busy_timeout = 5000');
-database.pragma('foreign_keys = ON');
-database.pragma('synchronous = NORMAL');
-database.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
-database.pragma('journal_size_limit = ' + workerData.journalSizeLimit);
-database.pragma('cache_size = -' + workerData.pageCacheKib);
-const { getHeapStatistics, setFlagsFromString } = require('node:v8');
-// Tried again until it holds: threads starting at once race on the process-wide flag (see exposedGc in html-worker.ts).
-let collectGarbage;
-while (!collectGarbage) {
-  setFlagsFromString('--expose-gc');
-  try {
-    collectGarbage = require('node:vm').runInNewContext('gc');
-  } catch {}
-  setFlagsFromString('--no-expose-gc');
-}
-const statements = new Map();
-const decoder = new TextDecoder();
-const valueOf = (value) => {
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (value && typeof value === 'object' && Array.isArray(value.utf8)) return value.utf8.map((part) => decoder.decode(part)).join('');
-  return value;
-};
-const sharesMemory = (value) => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;
-parentPort.on('message', ({ id, sql, parameters, checkpoint }) => {
-  try {
-    if (checkpoint) {
-      if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
-      parentPort.postMessage({ id, changes: 0, lastInsertRowid: 0 });
-      return;
-    }
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = database.prepare(sql);
-      statements.set(sql, statement);
-      if (statements.size > 200) statements.delete(statements.keys().next().value);
-    }
-    const values = parameters.map(valueOf);
-    if (statement.reader) {
-      const rows = statement.all(values);
-      const transferList = [];
-      for (const row of rows) {
-        for (const column of Object.keys(row)) {
-          const value = row[column];
-          if (value instanceof Uint8Array && value.byteLength >= workerData.largeTextChars && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) {
-            transferList.push(value.buffer);
-          }
-          if (typeof value !== 'string' || value.length < workerData.largeTextChars) continue;
-          const text = Buffer.from(value, 'utf8');
-          row[column] = { text };
-          transferList.push(text.buffer);
-        }
-      }
-      parentPort.postMessage({ id, rows }, transferList);
-    } else {
-      const { changes, lastInsertRowid } = statement.run(values);
-      parentPort.postMessage({ id, changes, lastInsertRowid });
-    }
-  } catch (error) {
-    parentPort.postMessage({ id, error: { message: String(error && error.message), code: String(error && error.code) } });
-  }
-  // A large body bound from shared memory (a \`SharedText\`'s) stays in this thread's reach until
-  // its heap is collected, which its few allocations would not ask for: collected once this
-  // message's values are out of reach.
-  if (parameters && parameters.some(sharesMemory)) setImmediate(collectGarbage);
-  else if (getHeapStatistics().used_heap_size > workerData.collectAbove) collectGarbage();
-});
-`;

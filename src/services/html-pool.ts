@@ -16,6 +16,7 @@ import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
 import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
+import { threadExecArgv, threadModule } from '../core/threads.js';
 import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -44,15 +45,7 @@ const defaultHeapMb = 256;
 /** Node stopped the task's thread: its heap reached the pool's `heapMb`. */
 const outOfMemory = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 
-// Under vitest the service runs from its TypeScript sources: the worker then loads them
-// through module hooks that transpile them; the built service runs dist/services/html-worker.js.
-const fromSource = import.meta.url.endsWith('.ts');
-const workerFile = new URL(fromSource ? './html-worker.ts' : './html-worker.js', import.meta.url);
-const sourceHooks = new URL('./ts-source-hooks.mjs', import.meta.url).href;
-/** The node options of a pool thread (and of a test's thread that stands for one). */
-export const threadExecArgv = fromSource
-  ? ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(sourceHooks)})`]
-  : [];
+const workerFile = threadModule(import.meta.url, 'html-worker');
 
 /** The heap of a pool thread: a small young generation, and `heapMb` of old generation. */
 export const threadResourceLimits = (heapMb: number) => ({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: heapMb });

@@ -4,8 +4,7 @@
  * in the queue; `parseBody` parses a large request body (JSON or a form); `renderPdf` draws a monthly report.
  */
 import { setPriority } from 'node:os';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapStatistics } from 'node:v8';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
@@ -13,6 +12,7 @@ import { type BodyChange, type NextBody, nextBody } from '../core/article-body.j
 import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
+import { exposedGc } from '../core/threads.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import type { Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
@@ -50,13 +50,7 @@ let sharedLetGo = false;
  */
 const collectIfGrown = given ? grownCollector() : () => {};
 
-/**
- * Node has no API for a collection in a thread (`--expose-gc` is refused in a worker's
- * `execArgv`): the flag is set at run time and `gc` taken from a new context, as jest's leak
- * detector does. The flag holds for the whole process, so it is cleared again at once: every
- * thread started after it found a global `gc`, and the off-loop thread's script, which declared
- * one, failed to start.
- */
+/** `collectIfGrown` of a pool thread, with the thread's `gc` (`exposedGc`). */
 function grownCollector(): () => void {
   const gc = exposedGc();
   return () => {
@@ -64,25 +58,6 @@ function grownCollector(): () => void {
     sharedLetGo = false;
     gc();
   };
-}
-
-/**
- * `gc`, taken as `grownCollector` says. Threads starting at the same moment race on the
- * process-wide flag (one clears it between another's setting and taking: 2 of 120 thread starts
- * failed in a test of three at once, and the pool's thread then failed its task), so it is tried
- * again until it holds.
- */
-function exposedGc(): () => void {
-  for (;;) {
-    setFlagsFromString('--expose-gc');
-    try {
-      return runInNewContext('gc') as () => void;
-    } catch {
-      // Another thread cleared the flag in between: set it again.
-    } finally {
-      setFlagsFromString('--no-expose-gc');
-    }
-  }
 }
 
 export interface HtmlTask {

@@ -1,0 +1,101 @@
+/**
+ * The thread of the off-loop SQLite connection (`OffLoopRunner` in off-loop.ts): each message is
+ * one statement (or a checkpoint), answered with its rows or its changes.
+ */
+import { getHeapStatistics } from 'node:v8';
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import { exposedGc } from '../core/threads.js';
+import type { OffLoopSettings } from './off-loop.js';
+
+/** What the runner gives its thread. */
+export interface OffLoopWorkerData extends OffLoopSettings {
+  journalSizeLimit: number;
+  collectAbove: number;
+  largeTextChars: number;
+}
+
+/** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint. */
+type OffLoopMessage = { id: number; checkpoint: true } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
+
+const settings = workerData as OffLoopWorkerData;
+const database = new SQLite(settings.file);
+database.pragma('busy_timeout = 5000');
+database.pragma('foreign_keys = ON');
+database.pragma('synchronous = NORMAL');
+database.pragma(`wal_autocheckpoint = ${settings.walAutocheckpoint}`);
+database.pragma(`journal_size_limit = ${settings.journalSizeLimit}`);
+database.pragma(`cache_size = -${settings.pageCacheKib}`);
+const collectGarbage = exposedGc();
+
+const statements = new Map<string, SQLite.Statement>();
+const decoder = new TextDecoder();
+
+const valueOf = (value: unknown): unknown => {
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  const utf8 = (value as { utf8?: unknown } | null)?.utf8;
+  if (Array.isArray(utf8)) return (utf8 as Uint8Array[]).map((part) => decoder.decode(part)).join('');
+  return value;
+};
+
+const sharesMemory = (value: unknown): boolean => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;
+
+function statementOf(text: string): SQLite.Statement {
+  let statement = statements.get(text);
+  if (!statement) {
+    statement = database.prepare(text);
+    statements.set(text, statement);
+    if (statements.size > 200) statements.delete(statements.keys().next().value!);
+  }
+  return statement;
+}
+
+/** The rows, with their large texts as UTF-8 and their large blobs, to transfer (`largeTextChars`). */
+function rowsToPost(rows: Record<string, unknown>[]): ArrayBuffer[] {
+  const transferList: ArrayBuffer[] = [];
+  for (const row of rows) {
+    for (const [column, value] of Object.entries(row)) {
+      if (
+        value instanceof Uint8Array &&
+        value.byteLength >= settings.largeTextChars &&
+        value.byteOffset === 0 &&
+        value.byteLength === value.buffer.byteLength
+      ) {
+        transferList.push(value.buffer as ArrayBuffer);
+      }
+      if (typeof value !== 'string' || value.length < settings.largeTextChars) continue;
+      const text = Buffer.from(value, 'utf8');
+      row[column] = { text };
+      transferList.push(text.buffer as ArrayBuffer);
+    }
+  }
+  return transferList;
+}
+
+parentPort!.on('message', (message: OffLoopMessage) => {
+  const { id } = message;
+  try {
+    if (message.checkpoint) {
+      if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
+      parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });
+      return;
+    }
+    const statement = statementOf(message.sql);
+    const values = message.parameters.map(valueOf);
+    if (statement.reader) {
+      const rows = statement.all(values) as Record<string, unknown>[];
+      parentPort!.postMessage({ id, rows }, rowsToPost(rows));
+    } else {
+      const { changes, lastInsertRowid } = statement.run(values);
+      parentPort!.postMessage({ id, changes, lastInsertRowid });
+    }
+  } catch (error) {
+    const { message: text, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+    parentPort!.postMessage({ id, error: { message: String(text), code: String(code) } });
+  }
+  // A large body bound from shared memory (a `SharedText`'s) stays in this thread's reach until
+  // its heap is collected, which its few allocations would not ask for: collected once this
+  // message's values are out of reach.
+  if (!message.checkpoint && message.parameters.some(sharesMemory)) setImmediate(collectGarbage);
+  else if (getHeapStatistics().used_heap_size > settings.collectAbove) collectGarbage();
+});
