@@ -1,5 +1,8 @@
 import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { closeListener } from '../../src/http/base.js';
+import { buildMetricsApp } from '../../src/http/metrics.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { articleRow, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
@@ -112,6 +115,37 @@ describe('a client that stays while the node stops', () => {
     await Promise.all([h.stop(), answer.then(async (response) => expect([response.status, (await response.json()).data.title]).toEqual([200, 'Answered while stopping']))]);
     expect(Date.now() - started).toBeLessThan(20_000);
     expect((await articleRow(h, a.articleId)).title).toBe('Answered while stopping');
+  }, 60_000);
+});
+
+describe('the METRICS_PORT listener, stopping while a scrape is answered', () => {
+  it('closes the kept-alive connection once the answer is sent, not after the keep-alive timeout', async () => {
+    const app = await buildMetricsApp({ services: h.services, settings: h.settings });
+    let answer = () => {};
+    const answerable = new Promise<void>((resolve) => (answer = resolve));
+    let reached = () => {};
+    const inHandler = new Promise<void>((resolve) => (reached = resolve));
+    // Stands for a scrape of /metrics still being answered when the node stops.
+    app.get('/held', async () => {
+      reached();
+      await answerable;
+      return { answered: true };
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const scrape = fetch(`http://127.0.0.1:${port}/held`);
+    await inHandler;
+
+    const started = Date.now();
+    const stopped = closeListener(app);
+    // Answered once the listener has stopped listening: the connection is kept alive, busy until then.
+    while (app.server.listening) await new Promise((resolve) => setTimeout(resolve, 5));
+    answer();
+    const response = await scrape;
+    expect([response.status, await response.json()]).toEqual([200, { answered: true }]);
+    await stopped;
+    // Fastify's keep-alive timeout is 72 s: a close that waited for it would time the case out.
+    expect(Date.now() - started).toBeLessThan(10_000);
   }, 60_000);
 });
 
