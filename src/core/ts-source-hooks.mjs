@@ -1,9 +1,8 @@
 // Module hooks for running the service's threads from TypeScript sources (tests under vitest, no
 // build): `.js` specifiers that name a `.ts` file resolve to it, and `.ts` files are transpiled
-// by esbuild (type syntax stripped, as tsc emits it; loading TypeScript's compiler took each
-// thread about a second). The built service (dist/) never loads this file.
+// with the project's TypeScript. The built service (dist/) never loads this file.
 import { readFile } from 'node:fs/promises';
-import { transform } from 'esbuild';
+import ts from 'typescript';
 
 export async function resolve(specifier, context, nextResolve) {
   try {
@@ -17,6 +16,9 @@ export async function resolve(specifier, context, nextResolve) {
 export async function load(url, context, nextLoad) {
   if (!url.endsWith('.ts')) return nextLoad(url, context);
   const source = await readFile(new URL(url), 'utf8');
-  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'es2022', sourcefile: url });
-  return { format: 'module', source: code, shortCircuit: true };
+  const { outputText } = ts.transpileModule(source, {
+    fileName: url,
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+  });
+  return { format: 'module', source: outputText, shortCircuit: true };
 }

@@ -19,13 +19,33 @@ export interface OffLoopWorkerData extends OffLoopSettings {
 type OffLoopMessage = { id: number; checkpoint: true } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
 
 const settings = workerData as OffLoopWorkerData;
-const database = new SQLite(settings.file);
-database.pragma('busy_timeout = 5000');
-database.pragma('foreign_keys = ON');
-database.pragma('synchronous = NORMAL');
-database.pragma(`wal_autocheckpoint = ${settings.walAutocheckpoint}`);
-database.pragma(`journal_size_limit = ${settings.journalSizeLimit}`);
-database.pragma(`cache_size = -${settings.pageCacheKib}`);
+
+function open(): SQLite.Database {
+  const database = new SQLite(settings.file);
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  database.pragma('synchronous = NORMAL');
+  database.pragma(`wal_autocheckpoint = ${settings.walAutocheckpoint}`);
+  database.pragma(`journal_size_limit = ${settings.journalSizeLimit}`);
+  database.pragma(`cache_size = -${settings.pageCacheKib}`);
+  return database;
+}
+
+/**
+ * The connection, or why it could not be opened. Thrown while the module loads, that error did not
+ * always reach the runner: the thread's exit sometimes came first (the runner then said only
+ * “stopped”). Instead the first message is answered with it, and the thread ends, so the next
+ * statement starts a new one.
+ */
+let openFailure: unknown;
+const database = (() => {
+  try {
+    return open();
+  } catch (error) {
+    openFailure = error;
+    return undefined;
+  }
+})();
 const collectGarbage = exposedGc();
 
 const statements = new Map<string, SQLite.Statement>();
@@ -40,10 +60,10 @@ const valueOf = (value: unknown): unknown => {
 
 const sharesMemory = (value: unknown): boolean => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;
 
-function statementOf(text: string): SQLite.Statement {
+function statementOf(connection: SQLite.Database, text: string): SQLite.Statement {
   let statement = statements.get(text);
   if (!statement) {
-    statement = database.prepare(text);
+    statement = connection.prepare(text);
     statements.set(text, statement);
     if (statements.size > 200) statements.delete(statements.keys().next().value!);
   }
@@ -72,15 +92,24 @@ function rowsToPost(rows: Record<string, unknown>[]): ArrayBuffer[] {
   return transferList;
 }
 
+const failure = (error: unknown) => {
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  return { message: String(message), code: String(code) };
+};
+
 parentPort!.on('message', (message: OffLoopMessage) => {
   const { id } = message;
+  if (!database) {
+    parentPort!.postMessage({ id, error: failure(openFailure) });
+    process.exit(1);
+  }
   try {
     if (message.checkpoint) {
       if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
       parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
-    const statement = statementOf(message.sql);
+    const statement = statementOf(database, message.sql);
     const values = message.parameters.map(valueOf);
     if (statement.reader) {
       const rows = statement.all(values) as Record<string, unknown>[];
@@ -90,8 +119,7 @@ parentPort!.on('message', (message: OffLoopMessage) => {
       parentPort!.postMessage({ id, changes, lastInsertRowid });
     }
   } catch (error) {
-    const { message: text, code } = (error ?? {}) as { message?: unknown; code?: unknown };
-    parentPort!.postMessage({ id, error: { message: String(text), code: String(code) } });
+    parentPort!.postMessage({ id, error: failure(error) });
   }
   // A large body bound from shared memory (a `SharedText`'s) stays in this thread's reach until
   // its heap is collected, which its few allocations would not ask for: collected once this

@@ -81,7 +81,7 @@ describe('background checkpoints (SQLite)', () => {
     try {
       expect(database.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       // SQLite's default, which this connection had before.
-      await expect.poll(() => database.pragma('wal_autocheckpoint', { simple: true }), { timeout: 15_000, interval: 100 }).toBe(1000);
+      await expect.poll(() => database.pragma('wal_autocheckpoint', { simple: true }), { timeout: 30_000, interval: 100 }).toBe(1000);
       expect(warnings).toEqual([expect.stringMatching(/^SQLite checkpoints failed 8 times in a row .*: .*(missing|directory|unable to open)/i)]);
     } finally {
       checkpoints.close();
