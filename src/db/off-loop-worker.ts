@@ -6,6 +6,7 @@ import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { exposedGc } from '../core/threads.js';
+import { statementCache } from './statement-cache.js';
 import type { OffLoopSettings } from './off-loop.js';
 
 /** What the runner gives its thread. */
@@ -47,8 +48,8 @@ const database = (() => {
   }
 })();
 const collectGarbage = exposedGc();
+const statementOf = database && statementCache(database);
 
-const statements = new Map<string, SQLite.Statement>();
 const decoder = new TextDecoder();
 
 const valueOf = (value: unknown): unknown => {
@@ -59,16 +60,6 @@ const valueOf = (value: unknown): unknown => {
 };
 
 const sharesMemory = (value: unknown): boolean => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;
-
-function statementOf(connection: SQLite.Database, text: string): SQLite.Statement {
-  let statement = statements.get(text);
-  if (!statement) {
-    statement = connection.prepare(text);
-    statements.set(text, statement);
-    if (statements.size > 200) statements.delete(statements.keys().next().value!);
-  }
-  return statement;
-}
 
 /** The rows, with their large texts as UTF-8 and their large blobs, to transfer (`largeTextChars`). */
 function rowsToPost(rows: Record<string, unknown>[]): ArrayBuffer[] {
@@ -109,7 +100,7 @@ parentPort!.on('message', (message: OffLoopMessage) => {
       parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
-    const statement = statementOf(database, message.sql);
+    const statement = statementOf!(message.sql);
     const values = message.parameters.map(valueOf);
     if (statement.reader) {
       const rows = statement.all(values) as Record<string, unknown>[];
