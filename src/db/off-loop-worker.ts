@@ -5,6 +5,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
+import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import { exposedGc } from '../core/threads.js';
 import { statementCache } from './statement-cache.js';
 import type { OffLoopSettings } from './off-loop.js';
@@ -50,13 +51,9 @@ const database = (() => {
 const collectGarbage = exposedGc();
 const statementOf = database && statementCache(database);
 
-const decoder = new TextDecoder();
-
 const valueOf = (value: unknown): unknown => {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  const utf8 = (value as { utf8?: unknown } | null)?.utf8;
-  if (Array.isArray(utf8)) return (utf8 as Uint8Array[]).map((part) => decoder.decode(part)).join('');
-  return value;
+  return Array.isArray((value as Partial<Utf8Text> | null)?.utf8) ? stringOfUtf8(value as Utf8Text) : value;
 };
 
 const sharesMemory = (value: unknown): boolean => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;

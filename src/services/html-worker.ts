@@ -14,7 +14,7 @@ import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../c
 import { parseForm } from '../core/form.js';
 import { exposedGc } from '../core/threads.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
-import type { Utf8Text } from '../core/text-parts.js';
+import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 /** What the pool gives each thread (`poolThreadNice` in html-pool.ts); nothing where this module is imported elsewhere. */
@@ -96,16 +96,10 @@ export default function run({ current, change, currentClean, started }: HtmlTask
   return { ok: true, asSent: true, next, unchanged };
 }
 
-/**
- * A text as a string. Parts are joined as bytes and decoded once: decoded each on its own and
- * joined, a 5 MB text left its parts (a quarter of a megabyte each, in V8's large-object space,
- * which only a full collection frees) in the thread's heap for the rest of the task.
- */
+/** A text as a string (`stringOfUtf8`). */
 const text = (value: string | Utf8Text): string => {
   if (typeof value === 'string') return value;
-  const [only, ...more] = value.utf8;
-  const bytes = more.length === 0 && only ? only : Buffer.concat(value.utf8);
-  const decoded = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const decoded = stringOfUtf8(value);
   // Shared bytes (a `SharedText`'s) are let go of at once: the task's message holds them too.
   if (value.utf8.some((part) => part.buffer instanceof SharedArrayBuffer)) {
     value.utf8 = [];

@@ -8,6 +8,7 @@ import {
   jsonWithTexts,
   sharedBytes,
   sharedText,
+  stringOfUtf8,
   textParts,
   textPlaceholder,
 } from '../../src/core/text-parts.js';
@@ -61,6 +62,20 @@ describe('decodedText', () => {
   it('decodes a view into a larger buffer, only its own bytes', async () => {
     const buffer = Buffer.from('before|ü😀 middle|after', 'utf8');
     expect(await decodedText({ text: buffer.subarray(7, buffer.indexOf('|after')) })).toBe('ü😀 middle');
+  });
+});
+
+describe('stringOfUtf8', () => {
+  it('joins the parts as bytes: a part may end inside a character, a part may be a view into a larger buffer', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', 'ü', '中', '😀') }), fc.array(fc.nat(), { maxLength: 5 }), (text, cuts) => {
+        const bytes = Buffer.from(`[${text}]`, 'utf8').subarray(1, -1);
+        const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+        const parts = [0, ...at].map((start, i) => new Uint8Array(bytes.buffer, bytes.byteOffset + start, (at[i] ?? bytes.length) - start));
+        expect(stringOfUtf8({ utf8: parts })).toBe(text);
+      }),
+    );
+    expect(stringOfUtf8({ utf8: [] })).toBe('');
   });
 });
 
