@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/time.js';
 import type { Database } from '../db/schema.js';
-import { demoDataSet } from '../demo/data.js';
 import type { ImportService } from './import.js';
 import type { KeysService } from './keys.js';
 import type { UsersService } from './users.js';
@@ -28,7 +27,9 @@ export class DemoService {
     return row === undefined;
   }
 
+  /** Loads the demo data set, whose module (and its 170 KB of source in the heap) is read only here. */
   async load(): Promise<DemoCredentials> {
+    const { demoDataSet } = await import('../demo/data.js');
     const { users, file } = demoDataSet(this.clock.now(), this.publicUrl);
     const ids = new Map<string, number>();
     for (const user of users) {
