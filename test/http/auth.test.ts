@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
 import { apiGet, seedSite, token } from '../helpers/fixtures.js';
+import { InjectBrowser } from '../web/browser.js';
 
 let h: Harness;
 let customer: Awaited<ReturnType<typeof createCustomer>>;
@@ -137,6 +138,23 @@ describe('credentials', () => {
     ]) {
       expectUnauthenticated(await apiGet(h.app, url));
     }
+  });
+
+  it('takes no browser session: a signed-in cookie is no credential, and no answer of the API sets a cookie', async () => {
+    // The cookie plugin runs only in the scope of the UI and the agent interface (src/http/app.ts).
+    // An address of its own: refused requests count against their address's limit.
+    const remoteAddress = '203.0.113.71';
+    const browser = new InjectBrowser(h.app, remoteAddress);
+    await browser.signIn(customer.email);
+    expect(browser.cookie).toBeDefined();
+    const cookie = `anchorage_session=${browser.cookie}`;
+    expect((await browser.get('/app')).statusCode).toBe(200);
+    const refused = await h.app.inject({ method: 'GET', url: '/api/v1/sites', headers: { cookie }, remoteAddress });
+    expectUnauthenticated({ status: refused.statusCode, body: refused.json() });
+    const served = await h.app.inject({ method: 'GET', url: '/api/v1/sites', headers: { cookie, authorization: `Bearer ${customer.key}` }, remoteAddress });
+    expect(served.statusCode).toBe(200);
+    expect(served.json()).toEqual(expectedSites);
+    for (const answer of [refused, served]) expect(answer.headers['set-cookie']).toBeUndefined();
   });
 
   it('serves /api/v1/openapi.json without a key', async () => {
