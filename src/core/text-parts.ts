@@ -173,6 +173,10 @@ export async function utf8InParts(text: string): Promise<Utf8Text> {
   return { utf8 };
 }
 
+/** Whether `value` is a `Utf8Text`: no value read from a database or parsed from JSON or a form is one. */
+export const isUtf8Text = (value: unknown): value is Utf8Text =>
+  typeof value === 'object' && value !== null && Array.isArray((value as { utf8?: unknown }).utf8);
+
 /**
  * A `Utf8Text` as a string, in the thread it reached. The parts are joined as bytes and decoded
  * once: decoded each on its own and joined, a 5 MB text left its parts (a quarter of a megabyte

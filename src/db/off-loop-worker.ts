@@ -5,7 +5,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
+import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
 import { exposedGc } from '../core/threads.js';
 import { statementCache } from './statement-cache.js';
 import type { OffLoopSettings } from './off-loop.js';
@@ -53,7 +53,7 @@ const statementOf = database && statementCache(database);
 
 const valueOf = (value: unknown): unknown => {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  return Array.isArray((value as Partial<Utf8Text> | null)?.utf8) ? stringOfUtf8(value as Utf8Text) : value;
+  return isUtf8Text(value) ? stringOfUtf8(value) : value;
 };
 
 const sharesMemory = (value: unknown): boolean => value instanceof Uint8Array && value.buffer instanceof SharedArrayBuffer;

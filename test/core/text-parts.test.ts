@@ -5,6 +5,7 @@ import {
   holdsTextPlaceholder,
   isSharedText,
   isTextPieces,
+  isUtf8Text,
   jsonWithTexts,
   sharedBytes,
   sharedText,
@@ -76,6 +77,11 @@ describe('stringOfUtf8', () => {
       }),
     );
     expect(stringOfUtf8({ utf8: [] })).toBe('');
+  });
+
+  it('is told from the values a statement binds by isUtf8Text', () => {
+    expect(isUtf8Text({ utf8: [new Uint8Array(1)] })).toBe(true);
+    for (const value of [null, 'utf8', 1, Buffer.from('x'), { utf8: 'x' }, { text: new Uint8Array(1) }, ['utf8']]) expect(isUtf8Text(value)).toBe(false);
   });
 });
 
