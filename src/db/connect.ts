@@ -6,6 +6,7 @@ import { type Dialect, Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { BackgroundCheckpoints } from './checkpoints.js';
 import { OffLoopRunner } from './off-loop.js';
+import { KeyChangeListener } from './key-changes.js';
 import { namedStatements } from './pg-statements.js';
 import type { Database } from './schema.js';
 import { Lock } from '../core/lock.js';
@@ -26,9 +27,10 @@ export interface Db {
    */
   offLoop?: Kysely<Database>;
   /**
-   * SQLite: whether another connection (the CLI, another process) has committed since the last
-   * call that said so, seen within 100 ms, so what this process keeps in memory may be stale.
-   * PostgreSQL cannot tell cheaply.
+   * Whether what this process keeps of API keys in memory may be stale since the last call that
+   * said so. SQLite: another connection (the CLI, another process) has committed, seen within
+   * 100 ms. PostgreSQL: a key or its user changed (migration 013 notifies), or this process is not
+   * listening for such notices (yet, or since its listening connection failed).
    */
   changedElsewhere?: () => boolean;
 }
@@ -46,11 +48,11 @@ export interface ConnectOptions {
  * Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. The driver
  * is loaded only here: a SQLite node need not carry it (2.8 MB of heap).
  */
-function postgresPool(url: string): pg.Pool {
+function postgresDriver(url: string): { pool: pg.Pool; Client: typeof pg.Client } {
   const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
   const types = pg.types;
   types.setTypeParser(types.builtins.INT8, (v) => Number(v));
-  return new pg.Pool({ connectionString: url, max: 10 });
+  return { pool: new pg.Pool({ connectionString: url, max: 10 }), Client: pg.Client };
 }
 
 /**
@@ -75,8 +77,19 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   const kyselyOf = (dialect: Dialect, system: 'sqlite' | 'postgresql') =>
     new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pool = postgresPool(databaseUrl);
-    return { dialect: 'postgres', pool, kysely: kyselyOf(new PostgresDialect({ pool: namedStatements(pool) }), 'postgresql') };
+    const { pool, Client } = postgresDriver(databaseUrl);
+    const keyChanges = new KeyChangeListener(Client, databaseUrl, options.warn);
+    const statements = namedStatements(pool);
+    const end = async () => {
+      await keyChanges.close();
+      await statements.end();
+    };
+    return {
+      dialect: 'postgres',
+      pool,
+      kysely: kyselyOf(new PostgresDialect({ pool: { ...statements, end } }), 'postgresql'),
+      changedElsewhere: () => keyChanges.changed(),
+    };
   }
   let file: string;
   if (databaseUrl?.startsWith('sqlite:')) {

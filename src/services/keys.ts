@@ -59,8 +59,9 @@ export class KeysService {
   private readonly byHash;
   /**
    * Valid keys already looked up, by hash: a request's key costs no query. Only with a way to
-   * see revocations by other processes (`changedElsewhere`, SQLite: within 100 ms); this
-   * process's own revoke empties it at once. Unknown keys are never kept, so guessing cannot fill it.
+   * see revocations by other processes (`changedElsewhere`: SQLite within 100 ms, PostgreSQL as
+   * its notice arrives); this process's own revoke empties it at once. Unknown keys are never
+   * kept, so guessing cannot fill it.
    */
   private readonly known = new Map<string, KnownKey>();
   /** Moves on each emptying, so a lookup that raced a revocation does not keep what it read. */

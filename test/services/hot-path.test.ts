@@ -8,7 +8,7 @@ import { protectedLinksOf } from '../../src/core/html.js';
 import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { migrate } from '../../src/db/migrate.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { dialectName, type Harness, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
   BACKLINK,
@@ -142,6 +142,69 @@ describe('key use is recorded off the request path', () => {
     expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
     await h.services.keys.flushUses();
     expect(await lastUsed(customer.keyId)).toBeNull();
+  });
+});
+
+describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memory while the node hears of key changes', () => {
+  /** Runs `statement` on a connection of its own, as the CLI or another node would. */
+  const elsewhere = async (statement: string) => {
+    const other = connect(h.settings.databaseUrl, h.settings.dataDir);
+    try {
+      await sql.raw(statement).execute(other.kysely);
+    } finally {
+      await other.kysely.destroy();
+    }
+  };
+  /** A key the node has looked up and keeps: it has listened, and the notice of its start is read. */
+  const keptKey = async (seeded?: SeededArticle) => {
+    seeded ??= await seedArticle(h.services);
+    for (let i = 0; i < 3; i++) {
+      expect((await getArticle(h, seeded.articleId, seeded.customer.key)).status).toBe(200);
+      await setTimeout(100);
+    }
+    return seeded;
+  };
+  const revokeUnheard = async (keyId: number) => {
+    await elsewhere('alter table api_keys disable trigger api_keys_changed');
+    try {
+      await elsewhere(`update api_keys set revoked_at = '2026-11-15T12:00:00Z' where id = ${keyId}`);
+    } finally {
+      await elsewhere('alter table api_keys enable trigger api_keys_changed');
+    }
+  };
+
+  it('a kept key costs no query; a revocation elsewhere is heard and refused within 100 ms', async () => {
+    const { customer, articleId } = await keptKey();
+    // Revoked without its notice: the node still answers from memory, so it did not look the key up.
+    await revokeUnheard(customer.keyId);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
+    // The trigger's notice reaches the node: the key is looked up again, and refused.
+    await elsewhere(`update api_keys set revoked_at = '2026-11-15T12:00:00Z' where id = ${customer.keyId}`);
+    await setTimeout(150);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+  });
+
+  it('a change to the key’s user is heard too: made staff, the key reads every account', async () => {
+    const { customer } = await keptKey();
+    const another = await seedArticle(h.services);
+    expect((await getArticle(h, another.articleId, customer.key)).status).toBe(404);
+    await elsewhere(`update users set staff = 1 where id = ${customer.userId}`);
+    await setTimeout(150);
+    expect((await getArticle(h, another.articleId, customer.key)).status).toBe(200);
+  });
+
+  it('while its listening connection is down the node looks every key up, and listens again', async () => {
+    const { customer, articleId } = await keptKey();
+    await elsewhere(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen anchorage_key_changes' and pid <> pg_backend_pid()`);
+    await setTimeout(100);
+    await revokeUnheard(customer.keyId);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+
+    // Past the pause after a failure, the next lookup listens again, and keys are kept again.
+    await setTimeout(1_000);
+    const other = await keptKey();
+    await revokeUnheard(other.customer.keyId);
+    expect((await getArticle(h, other.articleId, other.customer.key)).status).toBe(200);
   });
 });
 
