@@ -6,7 +6,8 @@ import { type Dialect, Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { BackgroundCheckpoints } from './checkpoints.js';
 import { OffLoopRunner } from './off-loop.js';
-import { KeyChangeListener } from './key-changes.js';
+import { ChangeListener } from './change-notices.js';
+import type { ChangeTopic } from './migrations/013_change_notices.js';
 import { namedStatements } from './pg-statements.js';
 import type { Database } from './schema.js';
 import { Lock } from '../core/lock.js';
@@ -27,12 +28,13 @@ export interface Db {
    */
   offLoop?: Kysely<Database>;
   /**
-   * Whether what this process keeps of API keys in memory may be stale since the last call that
-   * said so. SQLite: another connection (the CLI, another process) has committed, seen within
-   * 100 ms. PostgreSQL: a key or its user changed (migration 013 notifies), or this process is not
-   * listening for such notices (yet, or since its listening connection failed).
+   * A watch of the rows of `topic` that this process keeps in memory: each call of the watch
+   * tells whether they may have changed elsewhere since its last call that said so. SQLite:
+   * another connection (the CLI, another process) has committed, seen within 100 ms. PostgreSQL:
+   * migration 013's triggers sent a notice of `topic`, or this process is not listening for
+   * notices (yet, or since its listening connection failed).
    */
-  changedElsewhere?: () => boolean;
+  watchChanges: (topic: ChangeTopic) => () => boolean;
 }
 
 export interface ConnectOptions {
@@ -78,17 +80,17 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { pool, Client } = postgresDriver(databaseUrl);
-    const keyChanges = new KeyChangeListener(Client, databaseUrl, options.warn);
+    const changes = new ChangeListener(Client, databaseUrl, options.warn);
     const statements = namedStatements(pool);
     const end = async () => {
-      await keyChanges.close();
+      await changes.close();
       await statements.end();
     };
     return {
       dialect: 'postgres',
       pool,
       kysely: kyselyOf(new PostgresDialect({ pool: { ...statements, end } }), 'postgresql'),
-      changedElsewhere: () => keyChanges.changed(),
+      watchChanges: (topic) => changes.watch(topic),
     };
   }
   let file: string;
@@ -123,7 +125,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     dialect: 'sqlite',
     kysely: kyselyOf(sqliteDialect(localRunner(statementCache(database), close), writes), 'sqlite'),
     offLoop: kyselyOf(sqliteDialect(offLoop, writes), 'sqlite'),
-    changedElsewhere: changeWatch(database),
+    watchChanges: () => changeWatch(database),
   };
 }
 

@@ -44,10 +44,10 @@ export interface ServiceDeps {
 export function createServices(deps: ServiceDeps) {
   const { db, clock } = deps;
   const kysely = db.kysely;
-  const sites = new SitesService(kysely);
+  const sites = new SitesService(kysely, db.watchChanges('sites'));
   const counters = new CountersService(kysely, db.dialect);
   const users = new UsersService(kysely, clock);
-  const keys = new KeysService(kysely, db.dialect, clock, deps.abuse.maxActiveKeys, db.changedElsewhere);
+  const keys = new KeysService(kysely, db.dialect, clock, db.watchChanges('keys'), deps.abuse.maxActiveKeys);
   const importer = new ImportService(kysely, clock);
   const activity = new ActivityLog(kysely, deps.onBackgroundError);
   const revisions = new RevisionsService(kysely, clock, db.dialect, db.offLoop);

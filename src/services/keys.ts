@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { KeptRows } from '../core/kept-rows.js';
 import { apiKeyPattern, newApiKey, sha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
@@ -58,23 +59,22 @@ export class KeysService {
   /** The unrevoked key with a hash, and its user's staff flag. */
   private readonly byHash;
   /**
-   * Valid keys already looked up, by hash: a request's key costs no query. Only with a way to
-   * see revocations by other processes (`changedElsewhere`: SQLite within 100 ms, PostgreSQL as
-   * its notice arrives); this process's own revoke empties it at once. Unknown keys are never
-   * kept, so guessing cannot fill it.
+   * Valid keys already looked up, by hash: a request's key costs no query. Another process's
+   * revocation is seen through `changedElsewhere` (SQLite within 100 ms, PostgreSQL as its notice
+   * arrives); this process's own revoke forgets them at once.
    */
-  private readonly known = new Map<string, KnownKey>();
-  /** Moves on each emptying, so a lookup that raced a revocation does not keep what it read. */
-  private knownGeneration = 0;
+  private readonly known: KeptRows<string, KnownKey>;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
     private readonly clock: Clock,
+    /** Whether keys may have changed elsewhere (`Db.watchChanges('keys')`). */
+    changedElsewhere: () => boolean,
     /** Active (unrevoked) keys one account may hold. */
     readonly maxActive = 100,
-    private readonly changedElsewhere?: () => boolean,
   ) {
+    this.known = new KeptRows(changedElsewhere, knownKeysMax);
     this.byHash = precompiled(
       db,
       db
@@ -133,7 +133,7 @@ export class KeysService {
       .where('revoked_at', 'is', null);
     if (accountId !== undefined) query = query.where('account_id', '=', accountId);
     const result = await query.executeTakeFirst();
-    this.forgetKnown();
+    this.known.forget();
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -164,22 +164,8 @@ export class KeysService {
     };
   }
 
-  private async lookUp(hash: string): Promise<KnownKey | undefined> {
-    if (!this.changedElsewhere) return (await this.byHash(hash))[0];
-    if (this.changedElsewhere()) this.forgetKnown();
-    const known = this.known.get(hash);
-    if (known) return known;
-    const generation = this.knownGeneration;
-    const [row] = await this.byHash(hash);
-    if (!row || generation !== this.knownGeneration) return row;
-    if (this.known.size >= knownKeysMax) this.known.delete(this.known.keys().next().value!);
-    this.known.set(hash, row);
-    return row;
-  }
-
-  private forgetKnown(): void {
-    this.known.clear();
-    this.knownGeneration++;
+  private lookUp(hash: string): Promise<KnownKey | undefined> {
+    return this.known.get(hash, async () => (await this.byHash(hash))[0]);
   }
 
   /** Records a key's use in memory: a read request never waits for (or causes) a write of its own. */

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { AppError, notFound } from '../core/errors.js';
+import { KeptRows } from '../core/kept-rows.js';
 import { precompiled } from '../db/precompiled.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import type { Actor } from './actor.js';
@@ -40,15 +41,29 @@ export function readsEveryAccount(actor: Actor): boolean {
   return actor.staff && actor.credential.kind !== 'mcp_grant';
 }
 
+/** Sites kept in memory (by id); past this many the first kept is dropped. */
+const keptSitesMax = 10_000;
+
 export class SitesService {
   /** The site by id (staff reads), and by id within one account: on every list and stats read. */
   private readonly byId;
   private readonly byIdInAccount;
+  /**
+   * Sites already read, by id: a list or stats read costs no query for its site. The service
+   * only inserts sites (imports); a change made elsewhere is seen through `changedElsewhere`
+   * (SQLite within 100 ms, PostgreSQL as its notice arrives).
+   */
+  private readonly kept: KeptRows<number, SiteRow>;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Whether sites may have changed elsewhere (`Db.watchChanges('sites')`). */
+    changedElsewhere: () => boolean,
+  ) {
     const byId = db.selectFrom('sites').selectAll().where('id', '=', 0);
     this.byId = precompiled(db, byId);
     this.byIdInAccount = precompiled(db, byId.where('account_id', '=', 0));
+    this.kept = new KeptRows(changedElsewhere, keptSitesMax);
   }
 
   async list(actor: Actor, filters: SiteFilters): Promise<Page<Site>> {
@@ -71,8 +86,9 @@ export class SitesService {
 
   /** The site if the actor may read it; another account's site is "not found", as a missing one. */
   async visible(actor: Actor, siteId: number): Promise<SiteRow> {
-    const [site] = readsEveryAccount(actor) ? await this.byId(siteId) : await this.byIdInAccount(siteId, actor.accountId);
-    if (!site) throw notFound('site');
+    const everyAccount = readsEveryAccount(actor);
+    const site = await this.kept.get(siteId, async () => (everyAccount ? await this.byId(siteId) : await this.byIdInAccount(siteId, actor.accountId))[0]);
+    if (!site || (!everyAccount && site.account_id !== actor.accountId)) throw notFound('site');
     return site;
   }
 

@@ -20,6 +20,7 @@ import {
   put,
   seedArticle,
   type SeededArticle,
+  send,
 } from '../helpers/write-fixtures.js';
 
 // The read path does no repeated work: protected links are stored with the body, key use is
@@ -145,16 +146,52 @@ describe('key use is recorded off the request path', () => {
   });
 });
 
-describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memory while the node hears of key changes', () => {
-  /** Runs `statement` on a connection of its own, as the CLI or another node would. */
-  const elsewhere = async (statement: string) => {
-    const other = connect(h.settings.databaseUrl, h.settings.dataDir);
-    try {
-      await sql.raw(statement).execute(other.kysely);
-    } finally {
-      await other.kysely.destroy();
+/** Runs `statement` on a connection of its own, as the CLI, another node or an outside script would. */
+async function elsewhere(statement: string): Promise<void> {
+  const other = connect(h.settings.databaseUrl, h.settings.dataDir);
+  try {
+    await sql.raw(statement).execute(other.kysely);
+  } finally {
+    await other.kysely.destroy();
+  }
+}
+
+describe('sites kept in memory', () => {
+  const listArticles = (seeded: SeededArticle) => send(h.app, 'GET', `/api/v1/sites/${seeded.siteId}/articles`, seeded.customer.key);
+
+  it('a site moved to another account elsewhere is not found for its old owner within 100 ms', async () => {
+    const seeded = await seedArticle(h.services);
+    const other = await seedArticle(h.services);
+    for (let i = 0; i < 3; i++) {
+      expect((await listArticles(seeded)).status).toBe(200);
+      await setTimeout(100);
     }
-  };
+    await elsewhere(`update sites set account_id = ${other.customer.accountId} where id = ${seeded.siteId}`);
+    await setTimeout(150);
+    expect((await listArticles(seeded)).status).toBe(404);
+  });
+
+  it.skipIf(dialectName !== 'postgres')('PostgreSQL: a kept site costs no query until a notice of a change to sites arrives', async () => {
+    const seeded = await seedArticle(h.services);
+    const other = await seedArticle(h.services);
+    for (let i = 0; i < 3; i++) {
+      expect((await listArticles(seeded)).status).toBe(200);
+      await setTimeout(100);
+    }
+    await elsewhere('alter table sites disable trigger sites_changed');
+    try {
+      await elsewhere(`update sites set account_id = ${other.customer.accountId} where id = ${seeded.siteId}`);
+    } finally {
+      await elsewhere('alter table sites enable trigger sites_changed');
+    }
+    expect((await listArticles(seeded)).status).toBe(200);
+    await elsewhere(`update sites set name = name where id = ${other.siteId}`);
+    await setTimeout(150);
+    expect((await listArticles(seeded)).status).toBe(404);
+  });
+});
+
+describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memory while the node hears of key changes', () => {
   /** A key the node has looked up and keeps: it has listened, and the notice of its start is read. */
   const keptKey = async (seeded?: SeededArticle) => {
     seeded ??= await seedArticle(h.services);
@@ -195,7 +232,7 @@ describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memo
 
   it('while its listening connection is down the node looks every key up, and listens again', async () => {
     const { customer, articleId } = await keptKey();
-    await elsewhere(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen anchorage_key_changes' and pid <> pg_backend_pid()`);
+    await elsewhere(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen anchorage_changes' and pid <> pg_backend_pid()`);
     await setTimeout(100);
     await revokeUnheard(customer.keyId);
     expect((await getArticle(h, articleId, customer.key)).status).toBe(401);

@@ -1,14 +1,15 @@
 import { setTimeout } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KeyChangeListener } from '../../src/db/key-changes.js';
+import { ChangeListener } from '../../src/db/change-notices.js';
 import { freePort } from '../helpers/harness.js';
 
-// The listener's failure paths, against an address where no PostgreSQL answers: every answer is
-// "changed" (keys are looked up), the outage is told once, and listening is tried again only
-// after a pause. Hearing notices is tested against PostgreSQL in test/services/hot-path.test.ts.
+// The listener's failure paths, against an address where no PostgreSQL answers: every watch
+// answers "changed" (keys and sites are read from the database), the outage is told once, and
+// listening is tried again only after a pause. Hearing notices is tested against PostgreSQL in
+// test/services/hot-path.test.ts.
 
-const listeners: KeyChangeListener[] = [];
+const listeners: ChangeListener[] = [];
 afterEach(async () => {
   await Promise.all(listeners.splice(0).map((listener) => listener.close()));
 });
@@ -24,32 +25,32 @@ async function unreachable() {
     }
   }
   const url = `postgres://postgres@127.0.0.1:${await freePort()}/test`;
-  const listener = new KeyChangeListener(CountedClient, url, (message) => warnings.push(message));
+  const listener = new ChangeListener(CountedClient, url, (message) => warnings.push(message));
   listeners.push(listener);
-  return { listener, warnings, connects };
+  return { listener, keys: listener.watch('keys'), sites: listener.watch('sites'), warnings, connects };
 }
 
-describe('KeyChangeListener without a database to listen to', () => {
+describe('ChangeListener without a database to listen to', () => {
   it('answers "changed" every time, tells the outage once, and tries again only after a second', async () => {
-    const { listener, warnings, connects } = await unreachable();
-    expect(listener.changed()).toBe(true);
+    const { keys, sites, warnings, connects } = await unreachable();
+    expect(keys()).toBe(true);
     await setTimeout(300);
-    for (let i = 0; i < 20; i++) expect(listener.changed()).toBe(true);
+    for (let i = 0; i < 20; i++) expect([keys(), sites()]).toEqual([true, true]);
     expect(connects).toHaveLength(1);
-    expect(warnings).toEqual(['key change notices unavailable: API keys are looked up on every request until they are back']);
+    expect(warnings).toEqual(['change notices unavailable: API keys and sites are read from the database on every request until they are back']);
 
     await setTimeout(1_100);
-    expect(listener.changed()).toBe(true);
+    expect(sites()).toBe(true);
     await setTimeout(300);
-    expect(listener.changed()).toBe(true);
+    expect(keys()).toBe(true);
     expect(connects).toHaveLength(2);
     expect(warnings).toHaveLength(1);
   });
 
   it('once closed, never tries to listen again', async () => {
-    const { listener, connects } = await unreachable();
+    const { listener, keys, connects } = await unreachable();
     await listener.close();
-    expect(listener.changed()).toBe(true);
+    expect(keys()).toBe(true);
     await setTimeout(100);
     expect(connects).toHaveLength(0);
   });
