@@ -135,6 +135,19 @@ describe(`migrations through Kysely's Migrator (${dialectName})`, () => {
     expect(await recorded(legacy())).toEqual(names);
   });
 
+  it.skipIf(dialectName !== 'postgres')('PostgreSQL: article and revision bodies are compressed with lz4 from 014 on', async () => {
+    const db = (await emptyDatabase())();
+    await migrate(db);
+    const compression = await sql<{ table: string; method: string }>`select c.relname as "table", a.attcompression as method
+      from pg_attribute a join pg_class c on c.oid = a.attrelid
+      where c.relnamespace = current_schema()::regnamespace and a.attname = 'body' and c.relname in ('articles', 'revisions')
+      order by c.relname`.execute(db.kysely);
+    expect(compression.rows).toEqual([
+      { table: 'articles', method: 'l' },
+      { table: 'revisions', method: 'l' },
+    ]);
+  });
+
   it('refuse a database that recorded a migration this code does not know, changing nothing', async () => {
     const db = (await emptyDatabase())();
     await migrate(db);
