@@ -45,9 +45,8 @@ export function readsEveryAccount(actor: Actor): boolean {
 const keptSitesMax = 10_000;
 
 export class SitesService {
-  /** The site by id (staff reads), and by id within one account: on every list and stats read. */
+  /** The site by id: on every list and stats read that does not find it kept. */
   private readonly byId;
-  private readonly byIdInAccount;
   /**
    * Sites already read, by id: a list or stats read costs no query for its site. The service
    * only inserts sites (imports); a change made elsewhere is seen through `changedElsewhere`
@@ -60,9 +59,7 @@ export class SitesService {
     /** Whether sites may have changed elsewhere (`Db.watchChanges('sites')`). */
     changedElsewhere: () => boolean,
   ) {
-    const byId = db.selectFrom('sites').selectAll().where('id', '=', 0);
-    this.byId = precompiled(db, byId);
-    this.byIdInAccount = precompiled(db, byId.where('account_id', '=', 0));
+    this.byId = precompiled(db, db.selectFrom('sites').selectAll().where('id', '=', 0));
     this.kept = new KeptRows(changedElsewhere, keptSitesMax);
   }
 
@@ -86,9 +83,9 @@ export class SitesService {
 
   /** The site if the actor may read it; another account's site is "not found", as a missing one. */
   async visible(actor: Actor, siteId: number): Promise<SiteRow> {
-    const everyAccount = readsEveryAccount(actor);
-    const site = await this.kept.get(siteId, async () => (everyAccount ? await this.byId(siteId) : await this.byIdInAccount(siteId, actor.accountId))[0]);
-    if (!site || (!everyAccount && site.account_id !== actor.accountId)) throw notFound('site');
+    // Read by id alone and checked here, so a kept site serves staff and its owner alike.
+    const site = await this.kept.get(siteId, async () => (await this.byId(siteId))[0]);
+    if (!site || (!readsEveryAccount(actor) && site.account_id !== actor.accountId)) throw notFound('site');
     return site;
   }
 
