@@ -22,7 +22,8 @@ type OffLoopMessage = { id: number; checkpoint: true } | { id: number; sql: stri
 
 const settings = workerData as OffLoopWorkerData;
 
-function open(): SQLite.Database {
+/** The connection, and its prepared statements by SQL. */
+function open(): { database: SQLite.Database; statementOf: ReturnType<typeof statementCache> } {
   const database = new SQLite(settings.file);
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
@@ -30,7 +31,7 @@ function open(): SQLite.Database {
   database.pragma(`wal_autocheckpoint = ${settings.walAutocheckpoint}`);
   database.pragma(`journal_size_limit = ${settings.journalSizeLimit}`);
   database.pragma(`cache_size = -${settings.pageCacheKib}`);
-  return database;
+  return { database, statementOf: statementCache(database) };
 }
 
 /**
@@ -40,7 +41,7 @@ function open(): SQLite.Database {
  * statement starts a new one.
  */
 let openFailure: unknown;
-const database = (() => {
+const connection = (() => {
   try {
     return open();
   } catch (error) {
@@ -49,7 +50,6 @@ const database = (() => {
   }
 })();
 const collectGarbage = exposedGc();
-const statementOf = database && statementCache(database);
 
 const valueOf = (value: unknown): unknown => {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
@@ -87,17 +87,18 @@ const failure = (error: unknown) => {
 
 parentPort!.on('message', (message: OffLoopMessage) => {
   const { id } = message;
-  if (!database) {
+  if (!connection) {
     parentPort!.postMessage({ id, error: failure(openFailure) });
     process.exit(1);
   }
+  const { database, statementOf } = connection;
   try {
     if (message.checkpoint) {
       if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
       parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
-    const statement = statementOf!(message.sql);
+    const statement = statementOf(message.sql);
     const values = message.parameters.map(valueOf);
     if (statement.reader) {
       const rows = statement.all(values) as Record<string, unknown>[];
