@@ -14,7 +14,8 @@ function untilMidnight(now: Date): { resetAt: number; retryAfter: number } {
 
 /**
  * 200 article writes per account per UTC day, across API and MCP. The count lives in the
- * database and is taken inside the write's transaction with a conditional update, so concurrent
+ * database and is taken inside the write's transaction with one conditional upsert (a day's first
+ * write inserts 1, a later one adds 1 while the count is under the allowance), so concurrent
  * writes on any node cannot exceed it, and a write that fails gives its unit back by rolling back.
  */
 export class EditAllowance {
@@ -22,17 +23,15 @@ export class EditAllowance {
 
   async take(trx: Transaction<Database>, accountId: number, now: Date): Promise<LimitState> {
     const day = toDay(now);
-    await trx
-      .insertInto('edit_counts')
-      .values({ account_id: accountId, day, count: 0 })
-      .onConflict((oc) => oc.columns(['account_id', 'day']).doNothing())
-      .execute();
     const updated = await trx
-      .updateTable('edit_counts')
-      .set({ count: sql`count + 1` })
-      .where('account_id', '=', accountId)
-      .where('day', '=', day)
-      .where('count', '<', editsPerDay)
+      .insertInto('edit_counts')
+      .values({ account_id: accountId, day, count: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'day'])
+          .doUpdateSet({ count: sql`edit_counts.count + 1` })
+          .where('edit_counts.count', '<', editsPerDay),
+      )
       .returning('count')
       .executeTakeFirst();
     const window = untilMidnight(now);
