@@ -165,6 +165,18 @@ describe(`edit allowance: 200 writes per UTC day per account (${dialectName})`, 
     }
   });
 
+  it('concurrent first writes of a day all count: 20 concurrent PATCHes with no count yet → 20 succeed, count 20', async () => {
+    h.clock.set(noon);
+    const customer = await createCustomer(h.services);
+    const { articleIds } = await seedSite(h.services, customer.email, {
+      articles: Array.from({ length: 20 }, (_, i) => ({ status: 'draft' as const, title: `F${i}`, body: `<p>Article ${i}</p>` })),
+    });
+    expect(await editCount(h, customer.accountId)).toBe(0);
+    const results = await Promise.all(articleIds.map((id) => fetchPatch(id, customer.key, { title: 'first' })));
+    expect(results.map((r) => r.status)).toEqual(articleIds.map(() => 200));
+    expect(await editCount(h, customer.accountId)).toBe(20);
+  });
+
   it('UI editor writes do not count and are not refused at the limit', async () => {
     h.clock.set(noon);
     const a = await seedArticle(h.services);
