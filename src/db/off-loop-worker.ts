@@ -37,8 +37,8 @@ function open(): { database: SQLite.Database; statementOf: ReturnType<typeof sta
 /**
  * The connection, or why it could not be opened. Thrown while the module loads, that error did not
  * always reach the runner: the thread's exit sometimes came first (the runner then said only
- * “stopped”). Instead the first message is answered with it, and the thread ends, so the next
- * statement starts a new one.
+ * “stopped”). Instead every message is answered with it, marked `fatal`, and the runner ends the
+ * thread once it has the answer, so the next statement starts a new one.
  */
 let openFailure: unknown;
 const connection = (() => {
@@ -88,8 +88,8 @@ const failure = (error: unknown) => {
 parentPort!.on('message', (message: OffLoopMessage) => {
   const { id } = message;
   if (!connection) {
-    parentPort!.postMessage({ id, error: failure(openFailure) });
-    process.exit(1);
+    parentPort!.postMessage({ id, error: failure(openFailure), fatal: true });
+    return;
   }
   const { database, statementOf } = connection;
   try {

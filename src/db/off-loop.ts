@@ -57,7 +57,7 @@ const largeTextChars = 64 * 1024;
 type Answer =
   | { id: number; rows: unknown[] }
   | { id: number; changes: number; lastInsertRowid: number | bigint }
-  | { id: number; error: { message: string; code: string } };
+  | { id: number; error: { message: string; code: string }; fatal?: true };
 
 export interface OffLoopSettings {
   /** The database file. */
@@ -78,7 +78,8 @@ export interface OffLoopSettings {
 export class OffLoopRunner implements StatementRunner {
   private worker: Worker | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+  /** The statements each thread has not answered yet: a thread that ends fails only its own. */
+  private readonly pending = new Map<Worker, Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>>();
 
   constructor(private readonly settings: OffLoopSettings) {}
 
@@ -126,7 +127,7 @@ export class OffLoopRunner implements StatementRunner {
     const worker = (this.worker ??= this.started());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.get(worker)!.set(id, { resolve, reject });
       worker.postMessage({ id, ...message }, transferList);
     });
   }
@@ -135,14 +136,21 @@ export class OffLoopRunner implements StatementRunner {
     const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, ...this.settings };
     const worker = new Worker(threadModule(import.meta.url, 'off-loop-worker'), { execArgv: threadExecArgv, workerData });
     worker.unref();
+    const pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
+    this.pending.set(worker, pending);
     worker.on('message', (answer: Answer) => {
-      this.pending.get(answer.id)?.resolve(answer);
-      this.pending.delete(answer.id);
+      if ('fatal' in answer) {
+        if (this.worker === worker) this.worker = undefined;
+        void worker.terminate();
+      }
+      pending.get(answer.id)?.resolve(answer);
+      pending.delete(answer.id);
     });
     const failed = (error: Error) => {
       if (this.worker === worker) this.worker = undefined;
-      for (const waiting of this.pending.values()) waiting.reject(error);
-      this.pending.clear();
+      for (const waiting of pending.values()) waiting.reject(error);
+      pending.clear();
+      this.pending.delete(worker);
     };
     worker.once('error', failed);
     worker.once('exit', (code) => failed(new Error(`The off-loop SQLite thread stopped (exit code ${code}).`)));

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -208,6 +208,24 @@ describe('the off-loop SQLite connection', () => {
       expect((await runner.run(CompiledQuery.raw('select x from t'))).rows).toEqual([{ x: 'a' }]);
     } finally {
       await runner.close();
+    }
+  });
+
+  it("answers with SQLite's cause when its connection cannot be opened, every time, and works once it can", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'anchorage-off-loop-'));
+    const runner = new OffLoopRunner({ file: join(dir, 'missing', 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
+    try {
+      const select = CompiledQuery.raw('select 1 as one');
+      // One after another (a new thread each time), and several at once on one thread.
+      for (let attempt = 0; attempt < 5; attempt += 1) await expect(runner.run(select)).rejects.toThrow(/directory does not exist/);
+      const together = await Promise.allSettled([runner.run(select), runner.run(select), runner.run(select)]);
+      expect(together[0]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/directory does not exist/) } });
+      expect(together.every(({ status }) => status === 'rejected')).toBe(true);
+      mkdirSync(join(dir, 'missing'));
+      expect((await runner.run(select)).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await runner.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
