@@ -68,6 +68,15 @@ describe(`no lost updates (${dialectName})`, () => {
     expect(new Set(revisions.map((r) => r.reason))).toEqual(new Set(tokens.map((t) => `token ${t}`)));
     expect(await editCount(h, a.customer.accountId)).toBe(50);
     expect((await articleRow(h, a.articleId)).version).toBe(51);
+    // A write that found the article moved rolled back its revision, count and record, then retried.
+    const records = await h.services.db.kysely
+      .selectFrom('activity_log')
+      .select(['status', 'request_id'])
+      .where('account_id', '=', a.customer.accountId)
+      .where('operation', '=', 'editArticle')
+      .execute();
+    expect(records.map((r) => r.status)).toEqual(tokens.map(() => 200));
+    expect(new Set(records.map((r) => r.request_id)).size).toBe(50);
   });
 
   it('50 concurrent PATCHes with the same If-Match: exactly one applies, the others get 412 and change nothing', async () => {
