@@ -13,7 +13,9 @@ declare module 'fastify' {
 }
 
 /**
- * Every request gets its RequestInfo; every /api/v1 request gets an activity record.
+ * Every request gets its RequestInfo; every /api/v1 request gets an activity record. The hooks
+ * take Fastify's callback rather than returning a promise: every request runs them, and each
+ * promise was an allocation and a hop through the microtask queue.
  *
  * A request whose client leaves before the answer (an edit waiting its turn on the HTML pool) still
  * runs its handler, which may still change an article, but Fastify's `onResponse` never comes for
@@ -41,7 +43,7 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
   const running = new Set<FastifyRequest>();
   let settle: (() => void) | undefined;
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     request.info = {
       id: request.id,
       operation: (request.routeOptions.schema?.operationId as string | undefined) ?? null,
@@ -53,17 +55,21 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
       startedAt: Date.now(),
     };
     running.add(request);
+    done();
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     running.delete(request);
     // The client has left: no onResponse will come.
     if (reply.raw.destroyed) record(request, reply);
     if (running.size === 0) settle?.();
-    return payload;
+    done(null, payload);
   });
 
-  app.addHook('onResponse', async (request, reply) => record(request, reply));
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request, reply);
+    done();
+  });
 
   app.decorate('handlersSettled', async (timeoutMs: number) => {
     if (running.size === 0) return;

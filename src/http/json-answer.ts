@@ -24,18 +24,19 @@ const largeBodies = new WeakMap<FastifyReply, LargeText>();
  * read from PostgreSQL) a piece at a time.
  */
 export function largeAnswersInParts(app: FastifyInstance): void {
-  app.addHook('preSerialization', async (_request, reply, payload) => {
+  // Every answer runs both hooks: they take Fastify's callback rather than returning a promise.
+  app.addHook('preSerialization', (_request, reply, payload, done) => {
     const data = (payload as { data?: { body?: unknown } } | null)?.data;
     const body = data?.body;
-    if (!isSharedText(body) && !isTextPieces(body) && (typeof body !== 'string' || body.length < largeAnswer)) return payload;
+    if (!isSharedText(body) && !isTextPieces(body) && (typeof body !== 'string' || body.length < largeAnswer)) return done(null, payload);
     largeBodies.set(reply, body);
-    return { ...(payload as object), data: { ...data, body: textPlaceholder } };
+    done(null, { ...(payload as object), data: { ...data, body: textPlaceholder } });
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (typeof payload !== 'string') return payload;
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (typeof payload !== 'string') return done(null, payload);
     const body = largeBodies.get(reply);
-    if (body !== undefined && holdsTextPlaceholder(payload)) return Readable.from(encoded(jsonWithTexts(payload, [body])));
-    return payload.length >= largeAnswer ? Readable.from(parts(payload)) : payload;
+    if (body !== undefined && holdsTextPlaceholder(payload)) return done(null, Readable.from(encoded(jsonWithTexts(payload, [body]))));
+    done(null, payload.length >= largeAnswer ? Readable.from(parts(payload)) : payload);
   });
 }
 

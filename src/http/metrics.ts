@@ -169,7 +169,10 @@ function metricsRoute(app: FastifyInstance, services: Services, token: string | 
  */
 export const metricsPlugin = fp(async (app: FastifyInstance, options: { services: Services; settings: Settings }) => {
   const metrics = metricsOf(options.services);
-  app.addHook('onResponse', async (request, reply) => metrics.recordRequest(request, reply));
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.recordRequest(request, reply);
+    done();
+  });
   if (options.settings.metrics.token !== undefined) metricsRoute(app, options.services, options.settings.metrics.token);
 });
 

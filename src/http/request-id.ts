@@ -20,7 +20,8 @@ export const requestIdOptions = { requestIdHeader: false, genReqId: requestIdOf 
 
 /** Every response carries X-Request-Id. */
 export const requestIdPlugin = fp(async (app: FastifyInstance) => {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 });
