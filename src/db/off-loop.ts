@@ -59,6 +59,12 @@ type Answer =
   | { id: number; changes: number; lastInsertRowid: number | bigint }
   | { id: number; error: { message: string; code: string }; fatal?: true };
 
+/** A statement waiting for its thread's answer. */
+interface Waiting {
+  resolve: (answer: Answer) => void;
+  reject: (error: Error) => void;
+}
+
 export interface OffLoopSettings {
   /** The database file. */
   file: string;
@@ -78,8 +84,8 @@ export interface OffLoopSettings {
 export class OffLoopRunner implements StatementRunner {
   private worker: Worker | undefined;
   private nextId = 1;
-  /** The statements each thread has not answered yet: a thread that ends fails only its own. */
-  private readonly pending = new Map<Worker, Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>>();
+  /** The statements the current thread has not answered yet: a thread that ends fails only its own. */
+  private pending = new Map<number, Waiting>();
 
   constructor(private readonly settings: OffLoopSettings) {}
 
@@ -127,7 +133,7 @@ export class OffLoopRunner implements StatementRunner {
     const worker = (this.worker ??= this.started());
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.get(worker)!.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject });
       worker.postMessage({ id, ...message }, transferList);
     });
   }
@@ -136,8 +142,8 @@ export class OffLoopRunner implements StatementRunner {
     const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, ...this.settings };
     const worker = new Worker(threadModule(import.meta.url, 'off-loop-worker'), { execArgv: threadExecArgv, workerData });
     worker.unref();
-    const pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
-    this.pending.set(worker, pending);
+    const pending = new Map<number, Waiting>();
+    this.pending = pending;
     worker.on('message', (answer: Answer) => {
       if ('fatal' in answer) {
         if (this.worker === worker) this.worker = undefined;
@@ -150,7 +156,6 @@ export class OffLoopRunner implements StatementRunner {
       if (this.worker === worker) this.worker = undefined;
       for (const waiting of pending.values()) waiting.reject(error);
       pending.clear();
-      this.pending.delete(worker);
     };
     worker.once('error', failed);
     worker.once('exit', (code) => failed(new Error(`The off-loop SQLite thread stopped (exit code ${code}).`)));

@@ -140,9 +140,9 @@ const withTexts = (
  * Every change to an article goes through `write`: check access and If-Match, compute the new
  * state (sanitised and guarded, in the HTML pool when the body is large), then — in one
  * transaction, rolled back if the row's version moved meanwhile — take one unit of the edit
- * allowance, store the article, its revision, its activity record and the idempotent response. The HTML
- * work runs outside the transaction, so a large body never holds the database (on SQLite, every
- * other request) while it is parsed. A refused write changes nothing.
+ * allowance, store the article, its revision, its activity record and the idempotent response.
+ * The HTML work runs outside the transaction, so a large body never holds the database (on
+ * SQLite, every other request) while it is parsed. A refused write changes nothing.
  */
 export class ArticleWritesService {
   constructor(
@@ -344,10 +344,11 @@ export class ArticleWritesService {
       // The body is copied from the revision inside the database: sent again, a 5 MB body was
       // encoded, carried and decoded once more. The stored row is known: reading it back would
       // copy the body once more too.
-      // Ownership and scope were checked on `row`; neither changes, only the version may have.
-      // Checked here, by the update itself, rather than by locking the row first: one round trip
-      // fewer on PostgreSQL, where a concurrent write's update waits for this one's commit and then
-      // finds the version moved. Moved, everything this transaction wrote is rolled back.
+      //
+      // Ownership and scope were checked on `row`; neither changes, only the version may have. The
+      // update checks it itself instead of a locking read first (one round trip fewer): on
+      // PostgreSQL a concurrent write's update waits for this one's commit, then finds the version
+      // moved, and everything its transaction wrote is rolled back.
       const { body: _body, ...columns } = changes;
       const updated = await trx
         .updateTable('articles')
