@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { holdsNul, nulRefused } from '../core/errors.js';
 import { articleStatuses } from '../core/values.js';
 import {
   articleId,
@@ -18,6 +19,13 @@ import { defineOperation, type Operation } from './types.js';
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
+/** A free-text filter; U+0000 is refused because PostgreSQL's text cannot hold it. */
+const filterText = z
+  .string()
+  .min(1)
+  .refine((value) => !holdsNul(value), nulRefused)
+  .optional();
+
 const pagingNote = 'Paginated: page (default 1) and per_page (default 25, at most 100); meta.total and meta.last_page tell how many there are.';
 
 export const listSites = defineOperation({
@@ -35,8 +43,8 @@ export const listSites = defineOperation({
     restOnly: ['account', 'website'],
   },
   input: z.object({
-    account: z.string().min(1).optional().describe('Admin keys only: a customer user id or e-mail.'),
-    website: z.string().min(1).optional().describe('Admin keys only: part of the website URL.'),
+    account: filterText.describe('Admin keys only: a customer user id or e-mail.'),
+    website: filterText.describe('Admin keys only: part of the website URL.'),
     ...pageParams,
   }),
   output: pageOf(siteSchema).describe('One page of the websites of the account, by id, and where the page is in the list.'),

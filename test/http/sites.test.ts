@@ -297,6 +297,19 @@ describe('listSites: an admin (staff) key', () => {
     expect(Object.keys(acc.body.fields)).toEqual(['account']);
   });
 
+  it('refuses U+0000 in a website or account filter as invalid, on either database', async () => {
+    for (const [field, query] of [
+      ['account', 'account=%00'],
+      ['account', 'account=a%00b%40example.com'],
+      ['website', 'website=shop%00'],
+    ] as const) {
+      const res = await apiGet(h.app, `/api/v1/sites?${query}`, admin.key);
+      expect(res.status).toBe(422);
+      expect(res.body.error).toBe('validation_failed');
+      expect(res.body.fields).toEqual({ [field]: ['Must not contain the character U+0000.'] });
+    }
+  });
+
   it('an admin key still sees its own account’s sites like any site', async () => {
     const staff = await createCustomer(h.services, { staff: true });
     const own = await seedSite(h.services, staff.email, { website_url: `https://staff-${token()}.example` });
