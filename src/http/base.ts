@@ -4,7 +4,7 @@ import type { Settings } from '../config.js';
 import type { Services } from '../services/index.js';
 import { activityPlugin } from './activity.js';
 import './context.js';
-import { clientErrorHandler, errorsPlugin, frameworkErrors } from './errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors, trackAnswers } from './errors.js';
 import { healthRoutes } from './health.js';
 import { largeAnswersInParts } from './json-answer.js';
 import { jsonBodyParser } from './json-body.js';
@@ -76,6 +76,7 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
     clientErrorHandler,
     ...requestIdOptions,
   });
+  trackAnswers(app.server);
   app.setValidatorCompiler(validatorCompiler);
   const serializers = responseSerializers();
   app.setSerializerCompiler(serializers.compiler);

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -74,13 +74,28 @@ function clientErrorOf(status: number, code: string | undefined): AppError {
   return validationFailed({ '(request)': ['The request cannot be served as sent.'] });
 }
 
+/** Each connection's latest answer, so that an error in its request's body can tell whether it was answered. */
+const latestAnswer = new WeakMap<Socket, ServerResponse>();
+
+/** Keeps `latestAnswer` for `clientErrorHandler`: call once on each listener's server. */
+export function trackAnswers(server: Server): void {
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => latestAnswer.set(request.socket, response));
+}
+
 /**
  * Fastify's `clientErrorHandler`: a request Node cannot parse (bad bytes, conflicting framing,
  * headers over the size limit) gets an Error body of the catalogue, as Fastify's default would
- * otherwise write its own (`statusCode`, framework wording).
+ * otherwise write its own (`statusCode`, framework wording). Nothing is written when the bytes
+ * that failed were the body of a request already answered (a route that answers without reading
+ * it): a second answer would be read as the answer to the client's next request.
  */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const answer = latestAnswer.get(socket);
+  if (answer !== undefined && answer.headersSent && !answer.req.complete) {
+    socket.destroy(error);
+    return;
+  }
   const appError =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new AppError('payload_too_large', 'The request headers are too large.')

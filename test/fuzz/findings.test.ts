@@ -157,4 +157,17 @@ describe('fuzz findings, pinned', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_json', message: 'The request is not valid HTTP/1.1.' });
   });
+
+  it('a body Node cannot parse after the request was answered gets no second answer on the socket', async () => {
+    const rawAnswer = await new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      const socket = connect(port, '127.0.0.1');
+      socket.on('data', (chunk) => chunks.push(chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      socket.write('GET /nothing-here HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+      setTimeout(() => socket.end('zz\r\n{}\r\n'), 200);
+    });
+    expect(rawAnswer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 404 ']);
+  });
 });
