@@ -7,7 +7,8 @@ export const systemClock: Clock = { now: () => new Date() };
 
 /** RFC 3339 UTC with `Z`, second precision: the one timestamp format of the interface. */
 export function toTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // toISOString always ends in `.sssZ`: cut the milliseconds (a regular expression was 1.8 % of a GET's time, in its activity record).
+  return `${date.toISOString().slice(0, -5)}Z`;
 }
 
 /** `YYYY-MM-DD` of a date in UTC. */

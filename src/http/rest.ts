@@ -238,12 +238,9 @@ function operationRoute(app: FastifyInstance, operation: Operation, services: Se
         if (!parsed.success) throw validationFailed(fieldsOf(parsed.error.issues));
         body = parsed.data;
       }
-      const input: Record<string, unknown> = {
-        ...(request.query as object),
-        ...body,
-        ...sharedTextsOf(request),
-        ...(pathId ? { [pathId]: (request.params as { id: number }).id } : {}),
-      };
+      // Assigned, not spread into a literal: see `withBody` (services/articles.ts).
+      const input: Record<string, unknown> = Object.assign({}, request.query, body, sharedTextsOf(request));
+      if (pathId) input[pathId] = (request.params as { id: number }).id;
       const result = await runOperation(operation, input, {
         actor: request.actor!,
         services,

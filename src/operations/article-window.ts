@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type BodyWindow, type OutlineEntry, outlineOf, windowOf } from '../core/body-window.js';
 import { validationFailed } from '../core/errors.js';
 import { codePointOffset } from '../core/near-match.js';
-import type { ArticleWithBody } from '../services/articles.js';
+import { type ArticleWithBody, withBody } from '../services/articles.js';
 import { getArticle, getArticleToolPart } from './read.js';
 import { articleId, articleWithBodySchema } from './schemas.js';
 import { defineTool, type ToolDefinition } from './types.js';
@@ -91,11 +91,11 @@ export function windowedArticle(article: ArticleWithBody, offset: number, length
     // Room for the window: everything else with the largest numbers the meta can hold.
     const placeholder: BodyWindow = { text: '', offset: whole, length: whole, total_length: whole, next_offset: whole };
     const frame: WindowedArticle = {
-      data: { ...article, protected_links: links, body: '' },
-      meta: { ...metaOf(placeholder), ...(outline ? { outline } : {}), ...linkCount },
+      data: withBody(article, '', links),
+      meta: Object.assign(metaOf(placeholder), outline ? { outline } : {}, linkCount),
     };
     const window = windowOf(article.body, offset, length ?? whole, budget - jsonLength(frame));
-    return { data: { ...frame.data, body: window.text }, meta: { ...metaOf(window), ...(outline ? { outline } : {}), ...linkCount } };
+    return { data: withBody(article, window.text, links), meta: Object.assign(metaOf(window), outline ? { outline } : {}, linkCount) };
   };
   const first = build(undefined);
   if (first.meta.body_offset === 0 && first.meta.next_offset === null) return first;

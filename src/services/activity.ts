@@ -61,11 +61,14 @@ export class ActivityLog {
 
   row(entry: ActivityEntry): NewActivity {
     const { actor, request, outcome } = entry;
+    // Fields written out, not spread in: see `withBody` (services/articles.ts).
+    const credential = actor ? credentialColumns(actor) : { api_key_id: null, mcp_grant_id: null };
     return {
       created_at: toTimestamp(new Date(request.startedAt)),
       account_id: actor?.accountId ?? null,
       user_id: actor?.userId ?? null,
-      ...(actor ? credentialColumns(actor) : { api_key_id: null, mcp_grant_id: null }),
+      api_key_id: credential.api_key_id,
+      mcp_grant_id: credential.mcp_grant_id,
       channel: entry.channel,
       operation: request.operation,
       method: request.method,

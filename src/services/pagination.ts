@@ -152,5 +152,8 @@ export interface DayFilters {
 /** Validates a list's day filter (`from` not after `to`) and returns it as counter bounds. */
 export function checkedDayFilters({ from, to }: DayFilters): DayFilters {
   if (from !== undefined && to !== undefined) checkedDayRange(from, to);
-  return { ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
+  const bounds: DayFilters = {};
+  if (from !== undefined) bounds.from = from;
+  if (to !== undefined) bounds.to = to;
+  return bounds;
 }
