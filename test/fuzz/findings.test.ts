@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
@@ -145,29 +145,28 @@ describe('fuzz findings, pinned', () => {
     expect(deeper.json()).toMatchObject({ error: 'payload_too_large' });
   });
 
-  it('bytes Node cannot parse as HTTP get an Error body of the catalogue, not the framework one', async () => {
-    const answer = await new Promise<string>((resolve) => {
+  /** What the server sends on a raw connection until it closes; `send` writes the request's bytes. */
+  const rawAnswer = (send: (socket: Socket) => void) =>
+    new Promise<string>((resolve) => {
       const chunks: Buffer[] = [];
       const socket = connect(port, '127.0.0.1');
       socket.on('data', (chunk) => chunks.push(chunk));
       socket.on('error', () => undefined);
       socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-      socket.end('GET /api/v1/sites HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n');
+      send(socket);
     });
+
+  it('bytes Node cannot parse as HTTP get an Error body of the catalogue, not the framework one', async () => {
+    const answer = await rawAnswer((socket) => socket.end('GET /api/v1/sites HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n'));
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_json', message: 'The request is not valid HTTP/1.1.' });
   });
 
   it('a body Node cannot parse after the request was answered gets no second answer on the socket', async () => {
-    const rawAnswer = await new Promise<string>((resolve) => {
-      const chunks: Buffer[] = [];
-      const socket = connect(port, '127.0.0.1');
-      socket.on('data', (chunk) => chunks.push(chunk));
-      socket.on('error', () => undefined);
-      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    const answer = await rawAnswer((socket) => {
       socket.write('GET /nothing-here HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
       setTimeout(() => socket.end('zz\r\n{}\r\n'), 200);
     });
-    expect(rawAnswer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 404 ']);
+    expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 404 ']);
   });
 });
