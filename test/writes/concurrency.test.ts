@@ -79,6 +79,31 @@ describe(`no lost updates (${dialectName})`, () => {
     expect(new Set(records.map((r) => r.request_id)).size).toBe(50);
   });
 
+  it('25 concurrent PATCHes, each with its own Idempotency-Key: each applies once, and each key replays its own first answer', async () => {
+    h.clock.set(noon);
+    const some = tokens.slice(0, 25);
+    const a = await seedArticle(h.services, { body: some.map((t) => `<p>TOKEN${t}</p>`).join('') });
+    // Writes that found the article moved retried; what each key kept must be its write's final answer.
+    const send = (t: string) =>
+      fetchPatch(a.articleId, a.customer.key, { replacements: [{ find: `TOKEN${t}`, replace: `DONE${t}` }] }, { 'idempotency-key': `key-${t}` });
+    const first = await Promise.all(some.map(send));
+    expect(first.map((r) => r.status)).toEqual(some.map(() => 200));
+    const replays = await Promise.all(some.map(send));
+    replays.forEach((replay, i) => {
+      expect(replay.status).toBe(200);
+      expect(replay.body).toEqual(first[i]!.body);
+      expect(replay.headers.get('etag')).toBe(first[i]!.headers.get('etag'));
+    });
+    // Each answer shows its own write applied on top of those before it.
+    expect(new Set(first.map((r) => r.headers.get('etag'))).size).toBe(25);
+    first.forEach((r, i) => expect(r.body.data.body).toContain(`DONE${some[i]}`));
+    expect((await articleRow(h, a.articleId)).body).toBe(some.map((t) => `<p>DONE${t}</p>`).join(''));
+    expect((await revisionsOf(h, a.articleId)).slice(1)).toHaveLength(25);
+    expect(await editCount(h, a.customer.accountId)).toBe(25);
+    const kept = await h.services.db.kysely.selectFrom('idempotency_keys').select('key').where('account_id', '=', a.customer.accountId).execute();
+    expect(kept.map((row) => row.key).sort()).toEqual(some.map((t) => `key-${t}`));
+  });
+
   it('50 concurrent PATCHes with the same If-Match: exactly one applies, the others get 412 and change nothing', async () => {
     h.clock.set(noon);
     const a = await seedArticle(h.services, { body: tokens.map((t) => `<p>TOKEN${t}</p>`).join('') });
