@@ -169,4 +169,14 @@ describe('fuzz findings, pinned', () => {
     });
     expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 404 ']);
   });
+
+  it('a body Node cannot parse while its route still waits for it gets one answer, the Error body of the catalogue', async () => {
+    const { key } = await createCustomer(harness.services);
+    const answer = await rawAnswer((socket) => {
+      socket.write(`PUT /api/v1/articles/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      setTimeout(() => socket.end('zz\r\n{}\r\n'), 200);
+    });
+    expect(answer.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 400 ']);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_json', message: 'The request is not valid HTTP/1.1.' });
+  });
 });
