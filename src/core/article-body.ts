@@ -15,7 +15,6 @@ import {
   type Replacement,
   type ReplacementFailure,
   sanitizeAndScan,
-  scanSanitized,
   violatedAmong,
 } from './html.js';
 
@@ -41,37 +40,65 @@ export function changeSize(current: string, change: BodyChange): number {
 }
 
 /**
+ * What the row of a clean current body stores of it: the word count and protected links found
+ * when it was written, by the same scan (`describeBody`).
+ */
+export interface StoredCounts {
+  words: number;
+  links: ProtectedLink[];
+}
+
+/**
+ * What the caller knows of the current body: whether it is the current sanitiser's output
+ * (`clean`) and, for a clean one, what its row stores of it.
+ */
+export interface CurrentState {
+  clean: boolean;
+  stored?: StoredCounts;
+}
+
+/**
  * Parses the current body once (its protected anchors), sanitises the new one once and scans
  * the result once (its anchors and words), where checking each property separately parsed a
- * PATCHed body seven times. `currentClean` says the current body is the current sanitiser's
- * output: replacements of plain text in its text then need no sanitising (`nextBodyInText`).
+ * PATCHed body seven times. A clean current body takes replacements of plain text in its text
+ * without sanitising (`nextBodyInText`), and with its row's stored counts without any parse.
  */
-export function nextBody(current: string, change: BodyChange, currentClean = false): NextBodyOutcome {
+export function nextBody(current: string, change: BodyChange, state: CurrentState = { clean: false }): NextBodyOutcome {
+  const known = state.clean ? state.stored : undefined;
   if ('replacements' in change && change.replacements.length === 0) {
     // The body stays as stored (sanitised and guarded when it was written).
-    const { anchors, words } = describeBody(current);
-    return {
-      ok: true,
-      next: { body: current, sanitized: [], word_count: words, protected_links: anchors.map(({ link }) => link), clean: currentClean },
-    };
+    const { words, links } = known ?? described(current);
+    return { ok: true, next: { body: current, sanitized: [], word_count: words, protected_links: links, clean: state.clean } };
   }
-  const inText = currentClean && 'replacements' in change ? nextBodyInText(current, change.replacements) : undefined;
+  const inText = state.clean && 'replacements' in change ? nextBodyInText(current, change.replacements, known) : undefined;
   return inText ?? outcomeOf(() => {
     const body = 'body' in change ? change.body : replaced(current, change.replacements, applyReplacements(current, change.replacements));
-    return guarded(current, sanitizeAndScan, body);
+    return guarded(current, body);
   });
+}
+
+/** `body`'s words and protected links, from one scan. */
+function described(body: string): StoredCounts {
+  const { anchors, words } = describeBody(body);
+  return { words, links: anchors.map(({ link }) => link) };
 }
 
 /**
  * The next body of a clean `current` when every replacement is plain text found only in text
- * (`applyTextReplacements`): the result is clean as it is, so only the guard and the scan run.
- * Undefined when the change is not of that kind.
+ * outside protected anchors (`applyTextReplacements`): the result is clean as it is and keeps
+ * `current`'s protected anchors, so the guard has nothing to compare. Its words are `known`'s
+ * count changed by the replacements' (counted around them), or, without `known`, the result's
+ * scan. Undefined when the change is not of that kind.
  */
-function nextBodyInText(current: string, replacements: readonly Replacement[]): NextBodyOutcome | undefined {
+function nextBodyInText(current: string, replacements: readonly Replacement[], known: StoredCounts | undefined): NextBodyOutcome | undefined {
   if (!plainTextReplacements(replacements)) return undefined;
-  return outcomeOf(() => {
+  return outcomeOf((): NextBodyOutcome | undefined => {
     const inText = applyTextReplacements(current, replacements);
-    return inText === undefined ? undefined : guarded(current, scanSanitized, replaced(current, replacements, inText));
+    if (inText === undefined) return undefined;
+    const body = replaced(current, replacements, inText);
+    const wordChange = inText.ok ? inText.wordChange : undefined;
+    const { words, links } = known && wordChange !== undefined ? { words: known.words + wordChange, links: known.links } : described(body);
+    return { ok: true, next: { body, sanitized: [], word_count: words, protected_links: links, clean: true } };
   });
 }
 
@@ -89,10 +116,10 @@ function replaced(
   return outcome.body;
 }
 
-/** `body` sanitised by `clean` (or found clean), then guarded against `current`'s protected anchors. */
-function guarded(current: string, clean: typeof sanitizeAndScan, body: string): NextBodyOutcome {
+/** `body` sanitised, then guarded against `current`'s protected anchors. */
+function guarded(current: string, body: string): NextBodyOutcome {
   const before = protectedAnchorKeysOf(current);
-  const result = clean(body, { protectedBefore: before.map(({ canonical }) => canonical) });
+  const result = sanitizeAndScan(body, { protectedBefore: before.map(({ canonical }) => canonical) });
   const violated = before.length === 0 ? [] : violatedAmong(before, result.anchors.map(({ canonical }) => canonical));
   if (violated.length > 0) {
     throw new AppError(

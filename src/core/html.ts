@@ -332,14 +332,6 @@ export function sanitizeAndScan(html: string, options: { protectedBefore: readon
 }
 
 /**
- * `sanitizeAndScan` of a body the sanitiser would leave as it is (see `applyTextReplacements`):
- * the same marker allowance and scan, without the sanitiser's parses.
- */
-export function scanSanitized(html: string, options: { protectedBefore: readonly string[] }): SanitizedBody {
-  return withMarkersChecked(html, new Set(), options.protectedBefore);
-}
-
-/**
  * Keeps a marker only on an anchor identical to one protected before (at most as many times),
  * and scans the result once for its protected anchors and words. `html` is the sanitiser's output.
  */
@@ -574,22 +566,48 @@ const TEXT_SAFE = /^[^<>&\0\u202A-\u202E\u2066-\u206F]*$/;
 /** Entities in sanitised text are `&amp;`, `&lt;` and `&gt;`; an `&` this close may open one that is still open. */
 const ENTITY_REACH = 8;
 
+/** The marker or the end of a tag, whichever comes first (`lastIndex` set to where to look). */
+const MARKER_OR_TAG_END = /data-service-protected|>/gi;
+
+/** Whether a character ends a tag's name: white space, `/` or `>`. */
+const endsTagName = (code: number): boolean => code === 62 || code === 47 || code === 32 || (code >= 9 && code <= 13);
+
+/**
+ * The open `a` elements around the tag at `lt` and after it, counted only inside an anchor that
+ * may be protected (0 outside): its start tag holds the marker anywhere in it, which any anchor
+ * the scan finds protected does. Sanitiser output closes every anchor explicitly, so counting
+ * `<a` and `</a` tags finds where each ends, and a count that outlasts htmlparser2's (which also
+ * closes an anchor with its parent) only makes the caller decline more.
+ */
+function anchorDepthAt(body: string, lt: number, depth: number): number {
+  const closing = body.charCodeAt(lt + 1) === 47; // '/'
+  const name = lt + (closing ? 2 : 1);
+  if ((body.charCodeAt(name) | 32) !== 97 || !endsTagName(body.charCodeAt(name + 1))) return depth; // not `a`
+  if (closing) return Math.max(0, depth - 1);
+  if (depth > 0) return depth + 1;
+  MARKER_OR_TAG_END.lastIndex = lt;
+  return MARKER_OR_TAG_END.exec(body)?.[0] === '>' ? 0 : 1;
+}
+
 /**
  * Whether every occurrence at `at` (ascending) of a `find` without `<`, `>` and `&` lies in text
- * of the sanitised `body`: outside every tag and every entity. In sanitiser output `<` and `>`
+ * of the sanitised `body`: outside every tag and every entity, and outside every protected
+ * anchor, so that the body's protected anchors stay as they are. In sanitiser output `<` and `>`
  * occur only as tag delimiters (text and attribute values escape them), so one forward pass over
  * the delimiters places each occurrence, and an occurrence that starts in text ends there.
  */
 function allInText(body: string, at: readonly number[]): boolean {
   let inTag = false;
+  let anchors = 0;
   // The next delimiter that would flip `inTag`; found once per flip, so the pass stays linear.
   let next = body.indexOf('<');
   for (const start of at) {
     while (next !== -1 && next < start) {
+      if (!inTag) anchors = anchorDepthAt(body, next, anchors);
       inTag = !inTag;
       next = body.indexOf(inTag ? '>' : '<', next + 1);
     }
-    if (inTag) return false;
+    if (inTag || anchors > 0) return false;
     const before = body.slice(Math.max(0, start - ENTITY_REACH), start);
     const entity = before.lastIndexOf('&');
     if (entity !== -1 && !before.includes(';', entity)) return false;
@@ -602,19 +620,35 @@ export function plainTextReplacements(replacements: readonly Replacement[]): boo
   return replacements.every(({ find, replace = '' }) => TEXT_SAFE.test(find) && TEXT_SAFE.test(replace));
 }
 
+/** A PATCH's text replacements applied (`applyTextReplacements`). */
+export interface TextReplaced {
+  ok: true;
+  body: string;
+  /**
+   * Words the replacements added (negative: removed), counted in the stretches of text around
+   * them: `wordCount(body)` is the current body's count plus this. Undefined where those stretches
+   * were too long to be worth it (the caller then counts the whole body).
+   */
+  wordChange: number | undefined;
+}
+
 /**
- * `applyReplacements` where the sanitiser provably has nothing to do: on a body that is its own
- * sanitised form, replacements of plain text (`TEXT_SAFE`) that occur only in text give a body
- * the sanitiser leaves as it is (a property test holds the two paths equal). Undefined when a
- * replacement is not of that kind: the caller then sanitises. Failures are the same either way.
+ * `applyReplacements` where the sanitiser and the guard provably have nothing to do: on a body
+ * that is its own sanitised form, replacements of plain text (`TEXT_SAFE`) that occur only in
+ * text outside protected anchors give a body the sanitiser leaves as it is, with the same
+ * protected anchors (a property test holds the two paths equal). Undefined when a replacement is
+ * not of that kind: the caller then sanitises and guards. Failures are the same either way.
  */
 export function applyTextReplacements(
   body: string,
   replacements: readonly Replacement[],
-): { ok: true; body: string } | { ok: false; failures: ReplacementFailure[] } | undefined {
+): TextReplaced | { ok: false; failures: ReplacementFailure[] } | undefined {
   if (!plainTextReplacements(replacements)) return undefined;
   let current = body;
   const failures: ReplacementFailure[] = [];
+  // Counting the words around each replacement reads at most the body's length in all.
+  let wordChange: number | undefined = 0;
+  let countBudget = body.length;
   for (const [index, { find, replace = '', all = false }] of replacements.entries()) {
     const at: number[] = [];
     if (find !== '') {
@@ -628,9 +662,80 @@ export function applyTextReplacements(
       throw validationFailed({ [`replacements.${index}.replace`]: [`The body would grow past ${MAX_BODY_LENGTH} characters.`] });
     }
     if (!allInText(current, at)) return undefined;
+    if (failures.length === 0 && wordChange !== undefined) {
+      const counted = wordChangeAround(current, at, find.length, replace, countBudget);
+      if (counted === undefined) {
+        wordChange = undefined;
+      } else {
+        wordChange += counted.change;
+        countBudget -= counted.read;
+      }
+    }
     current = spliced(current, at, find.length, replace);
   }
-  return failures.length > 0 ? { ok: false, failures } : { ok: true, body: current };
+  return failures.length > 0 ? { ok: false, failures } : { ok: true, body: current, wordChange };
+}
+
+/** The lower-case name of the tag that starts at `lt` (`<name` or `</name`). */
+function tagNameAt(body: string, lt: number): string {
+  const start = lt + (body.charCodeAt(lt + 1) === 47 ? 2 : 1);
+  let end = start;
+  while (end < body.length && !endsTagName(body.charCodeAt(end))) end += 1;
+  return body.slice(start, end).toLowerCase();
+}
+
+/**
+ * The stretch of `body` around `[start, end)` (text) that a word may span: up to the nearest tag
+ * of an element that breaks words on either side (`INLINE_ELEMENTS` do not), or the body's ends.
+ * The word counter starts each such stretch outside a word, so its words are counted apart.
+ */
+function wordStretch(body: string, start: number, end: number): { from: number; to: number } {
+  let from = start;
+  while (from > 0) {
+    const lt = body.lastIndexOf('<', from - 1);
+    if (lt === -1) {
+      from = 0;
+    } else if (INLINE_ELEMENTS.has(tagNameAt(body, lt))) {
+      from = lt;
+      continue;
+    } else {
+      from = body.indexOf('>', lt) + 1;
+    }
+    break;
+  }
+  let to = end;
+  for (;;) {
+    const lt = body.indexOf('<', to);
+    if (lt === -1) return { from, to: body.length };
+    if (!INLINE_ELEMENTS.has(tagNameAt(body, lt))) return { from, to: lt };
+    to = body.indexOf('>', lt) + 1;
+  }
+}
+
+/**
+ * What replacing the `length` characters at each of `at` (in text, see `allInText`) with
+ * `replace` changes in `wordCount(body)`: the words of each stretch around them (`wordStretch`)
+ * before and after. Undefined once the stretches would read more than `budget` characters.
+ */
+function wordChangeAround(
+  body: string,
+  at: readonly number[],
+  length: number,
+  replace: string,
+  budget: number,
+): { change: number; read: number } | undefined {
+  let change = 0;
+  let read = 0;
+  for (let i = 0; i < at.length; ) {
+    const { from, to } = wordStretch(body, at[i]!, at[i]! + length);
+    const inside: number[] = [];
+    for (; i < at.length && at[i]! < to; i += 1) inside.push(at[i]! - from);
+    read += to - from;
+    if (read > budget) return undefined;
+    const stretch = body.slice(from, to);
+    change += wordCount(spliced(stretch, inside, length, replace)) - wordCount(stretch);
+  }
+  return { change, read };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
+import type { CurrentState } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { jsonSha256 } from '../core/secrets.js';
@@ -115,6 +116,16 @@ const textsOf = (row: WritableRow): Omit<ArticleState, 'body'> => ({
   featured_image_url: row.featured_image_url,
 });
 
+/**
+ * What the row says of its body: clean when the current sanitiser wrote it, and then its stored
+ * word count and protected links, which every write and import computes with the body.
+ */
+const currentState = (row: WritableRow): CurrentState => {
+  if (row.body_sanitizer !== SANITIZER_VERSION) return { clean: false };
+  if (row.word_count === null || row.protected_links === null) return { clean: true };
+  return { clean: true, stored: { words: row.word_count, links: JSON.parse(row.protected_links) as ProtectedLink[] } };
+};
+
 const sameState = (next: NextState, row: WritableRow) =>
   next.unchanged && next.title === row.title && next.meta_description === row.meta_description && next.featured_image_url === row.featured_image_url;
 
@@ -217,7 +228,7 @@ export class ArticleWritesService {
 
   /** The body after `change`, sanitised and guarded; a refusal is thrown as its AppError. */
   private async bodyFor(actor: Actor, row: WritableRow, change: PoolChange, turn?: LargeTurn): Promise<BodyContent> {
-    const outcome = await this.html.nextBody(actor.accountId, row.body, change, row.body_sanitizer === SANITIZER_VERSION, turn);
+    const outcome = await this.html.nextBody(actor.accountId, row.body, change, currentState(row), turn);
     if (!outcome.ok) throw AppError.fromBody(outcome.error);
     return { ...outcome.next, unchanged: outcome.unchanged };
   }

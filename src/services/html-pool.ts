@@ -10,7 +10,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { type BodyChange, changeSize, type NextBody, nextBody } from '../core/article-body.js';
+import { type BodyChange, changeSize, type CurrentState, type NextBody, nextBody } from '../core/article-body.js';
 import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
@@ -102,12 +102,12 @@ const poolChangeSize = (current: string, change: PoolChange): number =>
  * A task with its large strings as UTF-8: a string encoded in parts (see `utf8InParts`) and
  * transferred, a `SharedText` as the bytes it already is.
  */
-async function encodedTask(current: string | Uint8Array | Utf8Text, change: PoolChange, currentClean: boolean): Promise<PreparedTask> {
+async function encodedTask(current: string | Uint8Array | Utf8Text, change: PoolChange, state: CurrentState): Promise<PreparedTask> {
   const encodedCurrent = typeof current === 'string' ? await utf8InParts(current) : current instanceof Uint8Array ? { utf8: [ownBuffer(current)] } : current;
   const encodedChange = 'body' in change ? { body: typeof change.body === 'string' ? await utf8InParts(change.body) : { utf8: [change.body.shared] } } : change;
   const transferList = buffersOf(encodedCurrent);
   if ('body' in encodedChange) transferList.push(...buffersOf(encodedChange.body));
-  return { task: { current: encodedCurrent, change: encodedChange, currentClean }, transferList };
+  return { task: { current: encodedCurrent, change: encodedChange, state }, transferList };
 }
 
 /** Whether `change` holds no `SharedText` (it may then run inline, or go to a thread as it is). */
@@ -164,16 +164,16 @@ export class HtmlPool {
   }
 
   /**
-   * The next body for `change` (`currentClean`: see core `nextBody`); refusals of the change
+   * The next body for `change` (`state`: see core `nextBody`); refusals of the change
    * itself come back as values. A large current body may come as its UTF-8 bytes, as the off-loop
    * connection read them (SQLite), or in UTF-8 parts (PostgreSQL: `bodyInParts`): they go to the
    * thread as they are (transferred), never decoded here. A large change runs in `turn` when its
    * caller holds it.
    */
-  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, currentClean = false, turn?: LargeTurn): Promise<PooledOutcome> {
+  async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, state: CurrentState = { clean: false }, turn?: LargeTurn): Promise<PooledOutcome> {
     const size = typeof current === 'string' ? poolChangeSize(current, change) : byteLength(current) + poolChangeSize('', change);
     if (typeof current === 'string' && isStringChange(change) && size < this.settings.inlineBelow) {
-      const outcome = nextBody(current, change, currentClean);
+      const outcome = nextBody(current, change, state);
       return outcome.ok ? { ...outcome, unchanged: outcome.next.body === current } : outcome;
     }
     // Handing the text to a worker copies it: not in the same turn as reading it. The bounds are
@@ -186,8 +186,8 @@ export class HtmlPool {
         size,
         () =>
           typeof current === 'string' && isStringChange(change) && size < largeTaskChars
-            ? { task: { current, change, currentClean } }
-            : encodedTask(current, change, currentClean),
+            ? { task: { current, change, state } }
+            : encodedTask(current, change, state),
         turn,
       );
       if (!('asSent' in outcome)) return outcome;

@@ -8,7 +8,7 @@ import { getHeapStatistics } from 'node:v8';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
-import { type BodyChange, type NextBody, nextBody } from '../core/article-body.js';
+import { type BodyChange, type CurrentState, type NextBody, nextBody } from '../core/article-body.js';
 import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
@@ -63,7 +63,7 @@ function grownCollector(): () => void {
 export interface HtmlTask {
   current: string | Utf8Text;
   change: BodyChange | { body: Utf8Text };
-  currentClean: boolean;
+  state: CurrentState;
   /** One Int32 cell, set to 1 when the task starts. */
   started: SharedArrayBuffer;
 }
@@ -78,13 +78,13 @@ export type HtmlOutcome =
   | { ok: true; next: NextBody; unchanged: boolean }
   | { ok: true; asSent: true; next: Omit<NextBody, 'body'>; unchanged: boolean };
 
-export default function run({ current, change, currentClean, started }: HtmlTask): HtmlOutcome {
+export default function run({ current, change, state, started }: HtmlTask): HtmlOutcome {
   const cell = new Int32Array(started);
   Atomics.store(cell, 0, 1);
   Atomics.notify(cell, 0);
   const resolved: BodyChange = 'body' in change ? { body: text(change.body) } : change;
   const currentText = text(current);
-  const outcome = nextBody(currentText, resolved, currentClean);
+  const outcome = nextBody(currentText, resolved, state);
   collectIfGrown();
   if (!outcome.ok) return outcome;
   // Compared here: the pool may hold the current body only as the bytes it sent.

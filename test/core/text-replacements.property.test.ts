@@ -1,12 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { nextBody } from '../../src/core/article-body.js';
-import { applyTextReplacements, protectedAnchorsOf, type Replacement, sanitizeAndScan, sanitizeTrusted } from '../../src/core/html.js';
+import {
+  applyTextReplacements,
+  describeBody,
+  protectedAnchorsOf,
+  type Replacement,
+  sanitizeAndScan,
+  sanitizeTrusted,
+  wordCount,
+} from '../../src/core/html.js';
 import { anyHtml } from '../fixtures/html-arbitraries.js';
 
-// The PATCH fast path (applyTextReplacements, then no sanitiser) must give exactly what the full
-// path gives on every stored body: the same body, meta.sanitized, word count, protected links and
-// the same refusals.
+// The PATCH fast path (applyTextReplacements, then no sanitiser, no guard and, with the row's
+// stored counts, no parse) must give exactly what the full path gives on every stored body: the
+// same body, meta.sanitized, word count, protected links and the same refusals.
 vi.setConfig({ testTimeout: 180_000 });
 
 /** Article-like markup with long text runs, where plain-text edits mostly land in text. */
@@ -57,12 +65,47 @@ describe('PATCH replacements of plain text in text', () => {
       fc.property(edit, ([body, replacements]) => {
         const outcome = applyTextReplacements(body, replacements);
         if (outcome?.ok) fast += 1;
-        expect(nextBody(body, { replacements }, true)).toEqual(nextBody(body, { replacements }, false));
+        const { anchors, words } = describeBody(body);
+        const full = nextBody(body, { replacements });
+        expect(nextBody(body, { replacements }, { clean: true })).toEqual(full);
+        const stored = { words, links: anchors.map(({ link }) => link) };
+        expect(nextBody(body, { replacements }, { clean: true, stored })).toEqual(full);
       }),
       { numRuns: 5000 },
     );
     // The property says something only if the fast path is taken often.
     expect(fast).toBeGreaterThan(100);
+  });
+
+  it('count the words they change around them', () => {
+    let counted = 0;
+    fc.assert(
+      fc.property(edit, ([body, replacements]) => {
+        const outcome = applyTextReplacements(body, replacements);
+        if (!outcome?.ok || outcome.wordChange === undefined) return;
+        counted += 1;
+        expect(wordCount(body) + outcome.wordChange).toBe(wordCount(outcome.body));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(counted).toBeGreaterThan(100);
+  });
+
+  it('count words that run on across inline elements and stop at the others', () => {
+    const body = '<p>wo<b>rd</b> x</p><p>y</p>';
+    const change = (replacements: Replacement[]) => {
+      const outcome = applyTextReplacements(body, replacements);
+      return outcome?.ok ? outcome.wordChange : outcome;
+    };
+    expect(change([{ find: ' x', replace: 'x' }])).toBe(-1); // "word" and "x" become "wordx"
+    expect(change([{ find: 'rd', replace: ' rd' }])).toBe(1);
+    expect(change([{ find: 'x', replace: '' }])).toBe(-1); // the <p> after it still breaks words
+    expect(change([{ find: 'y', replace: 'y z' }, { find: ' z', replace: '' }])).toBe(0);
+    // Text with no breaking tag around it is counted whole: past the body's length, no count.
+    const long = `<p>${'a '.repeat(10)}<em>b</em></p>`;
+    expect(applyTextReplacements(long, [{ find: 'b', replace: 'c' }])).toMatchObject({ ok: true, wordChange: 0 });
+    const many = Array.from({ length: 20 }, (_, i) => ({ find: i % 2 ? 'c' : 'b', replace: i % 2 ? 'b' : 'c' }));
+    expect(applyTextReplacements(long, many)).toMatchObject({ ok: true, wordChange: undefined });
   });
 
   it('leave a body that the sanitiser leaves as it is', () => {
@@ -83,7 +126,16 @@ describe('PATCH replacements of plain text in text', () => {
     expect(applyTextReplacements(body, [{ find: 'amp', replace: 'x' }])).toBeUndefined();
     expect(applyTextReplacements(body, [{ find: 'q=1', replace: 'q=2' }])).toBeUndefined();
     expect(applyTextReplacements(body, [{ find: 'p', replace: 'q', all: true }])).toBeUndefined();
-    expect(applyTextReplacements(body, [{ find: ' c', replace: ' d' }])).toEqual({ ok: true, body: body.replace(' c', ' d') });
+    expect(applyTextReplacements(body, [{ find: ' c', replace: ' d' }])).toEqual({ ok: true, body: body.replace(' c', ' d'), wordChange: 0 });
+    // Text inside a protected anchor: the guard must compare the anchors, so the full path runs.
+    const linked = '<p>see <a href="https://p.example/" data-service-protected="backlink">partner <em>site</em></a> today</p>';
+    expect(applyTextReplacements(linked, [{ find: 'partner', replace: 'other' }])).toBeUndefined();
+    expect(applyTextReplacements(linked, [{ find: 'site', replace: 'page' }])).toBeUndefined();
+    expect(applyTextReplacements(linked, [{ find: 'today', replace: 'now' }])).toEqual({ ok: true, body: linked.replace('today', 'now'), wordChange: 0 });
+    expect(nextBody(linked, { replacements: [{ find: 'partner', replace: 'other' }] }, { clean: true })).toMatchObject({
+      ok: false,
+      error: { error: 'protected_links_violation' },
+    });
     expect(applyTextReplacements(body, [{ find: 'zzz' }, { find: 'a', replace: 'A' }])).toEqual({
       ok: false,
       failures: [{ index: 0, matches: 0 }, { index: 1, matches: 4 }],

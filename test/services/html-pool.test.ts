@@ -194,7 +194,7 @@ describe('HtmlPool', () => {
       let ended: LargeTurn | undefined;
       const holder = lanes.inLargeTurn(async (turn) => {
         // Given the turn it holds, the edit runs at once (waiting for the next turn, it never would).
-        const outcome = await lanes.nextBody(1, PLAIN_BODY, { body: big }, false, turn);
+        const outcome = await lanes.nextBody(1, PLAIN_BODY, { body: big }, { clean: false }, turn);
         expect(outcome.ok).toBe(true);
         order.push('holder edit');
         await sleep(100);
