@@ -46,7 +46,7 @@ describe('HtmlPool', () => {
   });
 
   it('sends no body back when the next body is the one sent (clean), and the pool answers with the one it has', async () => {
-    const task = (current: string, change: BodyChange) => runTask({ current, change, currentClean: false, started: new SharedArrayBuffer(4) });
+    const task = (current: string, change: BodyChange) => runTask({ current, change, state: { clean: false }, started: new SharedArrayBuffer(4) });
     const clean = task(PROTECTED_BODY, { body: PLAIN_BODY + PROTECTED_BODY });
     expect(clean).toMatchObject({ ok: true, asSent: true });
     expect(clean.ok && 'body' in clean.next).toBe(false);
@@ -341,7 +341,7 @@ describe('HtmlPool', () => {
       const { default: run } = await import(workerData.module);
       const { utf8InParts } = await import(workerData.textParts);
       const [current, body] = await Promise.all(workerData.bodies.map(utf8InParts));
-      const outcome = run({ current, change: { body }, currentClean: true, started: new SharedArrayBuffer(4) });
+      const outcome = run({ current, change: { body }, state: { clean: true }, started: new SharedArrayBuffer(4) });
       parentPort.postMessage({ ok: outcome.ok, heapMb: getHeapStatistics().total_physical_size / 2 ** 20 });`;
     const thread = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
       resourceLimits: threadResourceLimits(256),
