@@ -567,7 +567,7 @@ const TEXT_SAFE = /^[^<>&\0\u202A-\u202E\u2066-\u206F]*$/;
 const ENTITY_REACH = 8;
 
 /** The marker or the end of a tag, whichever comes first (`lastIndex` set to where to look). */
-const MARKER_OR_TAG_END = /data-service-protected|>/gi;
+const MARKER_OR_TAG_END = new RegExp(`${MARKER}|>`, 'gi');
 
 /** Whether a character ends a tag's name: white space, `/` or `>`. */
 const endsTagName = (code: number): boolean => code === 62 || code === 47 || code === 32 || (code >= 9 && code <= 13);
@@ -691,17 +691,17 @@ function tagNameAt(body: string, lt: number): string {
  */
 function wordStretch(body: string, start: number, end: number): { from: number; to: number } {
   let from = start;
-  while (from > 0) {
-    const lt = body.lastIndexOf('<', from - 1);
+  for (;;) {
+    const lt = from === 0 ? -1 : body.lastIndexOf('<', from - 1);
     if (lt === -1) {
       from = 0;
-    } else if (INLINE_ELEMENTS.has(tagNameAt(body, lt))) {
-      from = lt;
-      continue;
-    } else {
-      from = body.indexOf('>', lt) + 1;
+      break;
     }
-    break;
+    if (!INLINE_ELEMENTS.has(tagNameAt(body, lt))) {
+      from = body.indexOf('>', lt) + 1;
+      break;
+    }
+    from = lt;
   }
   let to = end;
   for (;;) {
