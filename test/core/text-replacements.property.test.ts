@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { nextBody } from '../../src/core/article-body.js';
 import {
+  applyReplacements,
   applyTextReplacements,
   describeBody,
+  editsApart,
   protectedAnchorsOf,
   type Replacement,
   sanitizeAndScan,
@@ -154,5 +156,66 @@ describe('PATCH replacements of plain text in text', () => {
     // Ten times the matches in a ten times longer body: about ten times the work, where a
     // placement that rescans the text for each match would take a hundred times as long.
     expect(cpuFor(200_000) / Math.max(cpuFor(20_000), 1)).toBeLessThan(40);
+  });
+});
+
+describe('PATCH replacements that cannot meet one another', () => {
+  // Words between fillers, and finds and replaces made of them or cut from the body: items are
+  // often apart, and often overlap, meet across an earlier item's output or make a later item's
+  // find, where one pass must decline.
+  const word = fc.constantFrom('cat', 'dog', 'cow', 'ant', 'bee', 'owl', 'elk', 'yak');
+  const text = fc.array(fc.tuple(word, fc.constantFrom(' lorem ipsum ', ' dolor sit ', ' ', '<em>x</em> ', '</p><p>')), { maxLength: 20 });
+  const body = text.map((tokens) => sanitizeTrusted(`<p>${tokens.flat().join('')}</p>`));
+  const piece = fc.oneof(word, fc.constantFrom('at', 'og', 't d', 'catdog', 'm d', 'c', 'e', ''));
+  const edit = body.chain((body) => {
+    const slice = fc.tuple(fc.nat(body.length - 1), fc.integer({ min: 2, max: 9 })).map(([start, length]) => body.slice(start, start + length));
+    const find = fc.oneof(slice, piece).filter((find) => find !== '');
+    return fc.tuple(fc.constant(body), fc.array(fc.record({ find, replace: piece, all: fc.boolean() }), { minLength: 2, maxLength: 3 }));
+  });
+
+  it('are made in one pass exactly as one after another', () => {
+    let apart = 0;
+    let declined = 0;
+    fc.assert(
+      fc.property(edit, ([body, replacements]) => {
+        const inOrder = applyReplacements(body, replacements);
+        const edits = editsApart(body, replacements);
+        if (edits === undefined) {
+          if (inOrder.ok) declined += 1;
+          return;
+        }
+        expect(inOrder.ok).toBe(true);
+        // Markup or text outside the body's text is still declined, one pass or not.
+        const outcome = applyTextReplacements(body, replacements);
+        if (outcome === undefined) return;
+        if (replacements.length > 1) apart += 1;
+        expect(outcome).toMatchObject({ ok: true, body: inOrder.ok ? inOrder.body : undefined });
+        if (outcome.ok && outcome.wordChange !== undefined) expect(wordCount(body) + outcome.wordChange).toBe(wordCount(outcome.body));
+      }),
+      { numRuns: 20_000 },
+    );
+    // Both sides of the check are taken often, or the property says little.
+    expect(apart).toBeGreaterThan(200);
+    expect(declined).toBeGreaterThan(200);
+  });
+
+  it('decline items that would meet', () => {
+    const body = '<p>one two three four five six seven eight</p>';
+    // An earlier replace makes a later find; a later find spans an earlier output; too close.
+    expect(editsApart(body, [{ find: 'two', replace: 'nine' }, { find: 'nine' }])).toBeUndefined();
+    expect(editsApart(body, [{ find: 'four', replace: 'FOUR' }, { find: 'e FOUR', replace: 'e' }])).toBeUndefined();
+    expect(editsApart(body, [{ find: 'one', replace: '1' }, { find: 'two', replace: '2' }])).toBeUndefined();
+    expect(editsApart(body, [{ find: 'one', replace: '1' }, { find: 'five', replace: '5' }])).toEqual([
+      { start: 3, length: 3, replace: '1', item: 0 },
+      { start: 22, length: 4, replace: '5', item: 1 },
+    ]);
+  });
+
+  it('make 50 items of a 100 KB article in one pass', () => {
+    const paragraphs = Array.from({ length: 400 }, (_, i) => `<p>Paragraph ${i}${i < 50 ? ` [m${i}a]` : ''}: lorem <strong>ipsum</strong> dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>`);
+    const body = paragraphs.join('');
+    const replacements = Array.from({ length: 50 }, (_, i) => ({ find: `[m${i}a]`, replace: `[m${i}b]` }));
+    expect(editsApart(body, replacements)).toHaveLength(50);
+    expect(applyTextReplacements(body, replacements)).toEqual({ ok: true, body: body.replace(/\[m(\d+)a\]/g, '[m$1b]'), wordChange: 0 });
   });
 });
