@@ -9,6 +9,24 @@
 export const undatedDay = '';
 
 /**
+ * Ids per block of the rows without a timestamp. They are listed last, by id descending, and the
+ * day counters count them by block of ids (`undatedBlockOf`), so that a page deep among them
+ * seeks to its block and skips fewer rows than this, however many such rows the site has.
+ */
+export const UNDATED_BLOCK = 4096;
+
+/** The day counters' span of a row without a timestamp: `~` and its id's block, zero-padded, so that blocks sort as their ids do. */
+export const undatedBlockOf = (id: number): string => `~${String(Math.floor(id / UNDATED_BLOCK)).padStart(10, '0')}`;
+
+/** The day counters' spans that are blocks of rows without a timestamp, as an inclusive range. */
+export const undatedBlocks = { from: '~', to: '~~' } as const;
+
+/** The largest id a block of rows without a timestamp (`undatedBlockOf`) may hold. */
+export const lastIdOf = (block: string): number => (Number(block.slice(1)) + 1) * UNDATED_BLOCK - 1;
+
+export const isUndatedBlock = (span: string): boolean => span.startsWith('~');
+
+/**
  * How many rows of a list fall in one span: a UTC day `YYYY-MM-DD`, a UTC month `YYYY-MM`, or
  * `undatedDay`. Spans of one list never overlap, so their keys sort in the list's order.
  */

@@ -1,7 +1,8 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, undatedDay } from '../core/day-pages.js';
+import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, undatedBlockOf, undatedBlocks, undatedDay } from '../core/day-pages.js';
 import type { ArticleStatus, BacklinkCategory } from '../core/values.js';
 import type { DialectName } from '../db/connect.js';
+import { daySpanSql } from '../db/migrations/columns.js';
 import type { Database } from '../db/schema.js';
 
 /** The rows that are counted, and their counter tables. */
@@ -20,13 +21,19 @@ export interface ListCounts {
   spans(): Promise<SpanCount[]>;
   /** The days of a whole month of `spans`, newest first. */
   daysOf(month: string): Promise<SpanCount[]>;
+  /** The rows without a timestamp (`undatedDay` of `spans`) by block of ids (`undatedBlockOf`), in list order. */
+  undatedBlocks(): Promise<SpanCount[]>;
 }
 
 // Four values a row: well under either database's limit on bound parameters.
 const upsertBatch = 500;
 
-/** `YYYY-MM-DD` (or `YYYY-MM` with `length` 7) of an ISO-8601 timestamp, or '' when there is none. */
-const spanOf = (timestamp: string | null, length: 7 | 10): string => (timestamp === null ? undatedDay : timestamp.slice(0, length));
+/**
+ * `YYYY-MM-DD` (or `YYYY-MM` with `length` 7) of an ISO-8601 timestamp. Without one: the block of
+ * the row's id for a day (`undatedBlockOf`), `undatedDay` for a month.
+ */
+const spanOf = (id: number, timestamp: string | null, length: 7 | 10): string =>
+  timestamp !== null ? timestamp.slice(0, length) : length === 10 ? undatedBlockOf(id) : undatedDay;
 
 /**
  * The counter rows one write adds, summed in memory first, so an import of a million rows
@@ -35,26 +42,26 @@ const spanOf = (timestamp: string | null, length: 7 | 10): string => (timestamp 
 export class DayCountChanges {
   private readonly tallies = new Map<string, Map<string, { site_id: number; span: string; key: string; n: number }>>();
 
-  addBacklink(row: { site_id: number; acquired_at: string | null; category: BacklinkCategory }): void {
-    this.add('backlinks', row.site_id, row.acquired_at, row.category);
+  addBacklink(id: number, row: { site_id: number; acquired_at: string | null; category: BacklinkCategory }): void {
+    this.add('backlinks', id, row.site_id, row.acquired_at, row.category);
   }
 
-  addArticle(row: { site_id: number; published_at: string | null; status: ArticleStatus | null }): void {
-    this.add('articles', row.site_id, row.published_at, row.status ?? '');
+  addArticle(id: number, row: { site_id: number; published_at: string | null; status: ArticleStatus | null }): void {
+    this.add('articles', id, row.site_id, row.published_at, row.status ?? '');
   }
 
-  private add(of: Counted, siteId: number, timestamp: string | null, key: string): void {
+  private add(of: Counted, id: number, siteId: number, timestamp: string | null, key: string): void {
     for (const [table, length] of [
       [counted[of].day, 10],
       [counted[of].month, 7],
     ] as const) {
-      const span = spanOf(timestamp, length);
+      const span = spanOf(id, timestamp, length);
       const tally = this.tallies.get(table) ?? new Map();
       this.tallies.set(table, tally);
-      const id = `${siteId} ${span} ${key}`;
-      const counter = tally.get(id);
+      const counterId = `${siteId} ${span} ${key}`;
+      const counter = tally.get(counterId);
       if (counter) counter.n += 1;
-      else tally.set(id, { site_id: siteId, span, key, n: 1 });
+      else tally.set(counterId, { site_id: siteId, span, key, n: 1 });
     }
   }
 
@@ -93,6 +100,7 @@ export class CountersService {
       total: async () => (await this.sum(of, siteId, splitBounds(bounds), 'none', key)).reduce((total, { n }) => total + n, 0),
       spans: () => spans(splitBounds(bounds)),
       daysOf: (month) => spans({ days: [{ from: `${month}-01`, to: `${month}-31` }], undated: false }),
+      undatedBlocks: () => spans({ days: [undatedBlocks], undated: false }),
     };
   }
 
@@ -149,7 +157,7 @@ export class CountersService {
           ['month', 7],
         ] as const) {
           const table = sql.table(counted[of][spanColumn]);
-          const span = sql`coalesce(substr(${sql.ref(timestamp)}, 1, ${sql.lit(length)}), '')`;
+          const span = length === 10 ? daySpanSql(this.dialect, timestamp) : sql`coalesce(substr(${sql.ref(timestamp)}, 1, ${sql.lit(length)}), '')`;
           const keyValue = sql`coalesce(${sql.ref(key)}, '')`;
           await sql`delete from ${table}`.execute(trx);
           await sql`insert into ${table} (site_id, ${sql.ref(spanColumn)}, ${sql.ref(key)}, n)

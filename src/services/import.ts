@@ -359,7 +359,7 @@ class ImportWriter {
       await this.trx.updateTable('articles').set({ current_revision_id: revisionIds[i]! }).where('id', '=', articleId).execute();
       site.articleIds.add(articleId);
     }
-    for (const article of rows) site.counts.addArticle(article);
+    for (const [i, article] of rows.entries()) site.counts.addArticle(articleIds[i]!, article);
     this.written.articles += rows.length;
   }
 
@@ -377,8 +377,10 @@ class ImportWriter {
       category: b.category,
     }));
     const ids = await this.trx.insertInto('backlinks').values(rows).returning('id').execute();
-    for (const { id } of ids) site.backlinkIds.add(id);
-    for (const row of rows) site.counts.addBacklink(row);
+    for (const [i, { id }] of ids.entries()) {
+      site.backlinkIds.add(id);
+      site.counts.addBacklink(id, rows[i]!);
+    }
     this.written.backlinks += rows.length;
   }
 }

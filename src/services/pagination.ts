@@ -1,5 +1,5 @@
 import type { Compilable, Kysely, SelectQueryBuilder } from 'kysely';
-import { isMonth, type SpanOffset, spanHolding, totalOf, undatedDay } from '../core/day-pages.js';
+import { isMonth, isUndatedBlock, lastIdOf, type SpanOffset, spanHolding, totalOf, undatedDay } from '../core/day-pages.js';
 import { checkedDayRange } from '../core/periods.js';
 import { precompiled } from '../db/precompiled.js';
 import type { Database } from '../db/schema.js';
@@ -86,8 +86,8 @@ export interface ListQuery<TB extends keyof Database, Row> {
 /**
  * One page of a list ordered by `column` descending (rows without one last), then by id
  * descending, from the list's counters: the total is their sum, and the page seeks by index to
- * the day holding its first row and skips only rows of that day, where `LIMIT/OFFSET` would count
- * and skip every row before it. The result is exactly what `LIMIT/OFFSET` over the ordered rows
+ * the day (or, among rows without one, the block of ids) holding its first row and skips only
+ * rows of that day, where `LIMIT/OFFSET` would count and skip every row before it. The result is exactly what `LIMIT/OFFSET` over the ordered rows
  * gives. `list` carries the list's other filters; `bounds` its day filter, as counted.
  */
 export async function paginateByDay<TB extends keyof Database, Row, Out>(
@@ -127,6 +127,8 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     ordered.where('id' as never, 'in', seek.clearSelect().select('id' as never).limit(limit).offset(offset) as never).execute();
   const rowsFrom = async (start: SpanOffset): Promise<Row[]> => {
     if (start.span === undatedDay) return rowsOf(undated, request.per_page, start.within);
+    // A block holds the rows of its ids (`undatedBlockOf`): this bound keeps it and the blocks after it.
+    if (isUndatedBlock(start.span)) return rowsOf(undated.where('id' as never, '<=', lastIdOf(start.span) as never), request.per_page, start.within);
     // Timestamps are RFC 3339 UTC with whole seconds: this bound keeps `start.span` and earlier
     // days, and (the day being within `bounds.to`) replaces the list's upper bound. A whole month
     // in the list comes as its day 31, which sorts after every time of the month.
@@ -139,6 +141,8 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
   if (start && isMonth(start.span)) {
     // The index skips a month's first rows about as fast as the month's day counters are read.
     start = start.within < shortSkip ? { span: `${start.span}-31`, within: start.within } : spanHolding(await counts.daysOf(start.span), start.within);
+  } else if (start?.span === undatedDay && start.within >= shortSkip) {
+    start = spanHolding(await counts.undatedBlocks(), start.within);
   }
   const rows = start ? await rowsFrom(start) : [];
   return pageOf(rows.map(toResource), total, request);

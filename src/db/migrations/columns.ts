@@ -1,5 +1,6 @@
 import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
+import { UNDATED_BLOCK } from '../../core/day-pages.js';
 import type { DialectName } from '../connect.js';
 
 /** What a migration gets: the database and its dialect, for the few statements that differ. */
@@ -36,4 +37,14 @@ export async function createDescendingIndex(
   const nulls = ctx.dialect === 'postgres' ? ' nulls last' : '';
   const columns = [...leading, `${descending} desc${nulls}`, 'id desc'].join(', ');
   await sql.raw(`create index ${name} on ${table} (${columns})`).execute(ctx.db);
+}
+
+/**
+ * The day counters' span of a row (`undatedBlockOf` where `timestamp` is NULL): what the counters
+ * of migrations and of `anchorage recount` group the rows by.
+ */
+export function daySpanSql(dialect: DialectName, timestamp: string): RawBuilder<string> {
+  const block = sql`${sql.ref('id')} / ${sql.lit(UNDATED_BLOCK)}`;
+  const padded = dialect === 'postgres' ? sql`lpad((${block})::text, 10, '0')` : sql`substr('0000000000' || (${block}), -10)`;
+  return sql<string>`case when ${sql.ref(timestamp)} is null then '~' || ${padded} else substr(${sql.ref(timestamp)}, 1, 10) end`;
 }
