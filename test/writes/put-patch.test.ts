@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANITIZER_VERSION, wordCount } from '../../src/core/html.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
@@ -181,6 +182,33 @@ describe('editArticle (PATCH)', () => {
     expect(res.body.data.word_count).toBe(16);
     expect((await articleRow(h, a.articleId)).body).toBe(expected);
     expect((await articleRow(h, a.articleId)).word_count).toBe(16);
+  });
+
+  it('keeps word_count equal to a count of the whole body along a chain of edits counted around the replacements', async () => {
+    const a = await fresh('<p>Alpha beta <em>gam</em>ma delta.</p><p>Epsilon zeta eta theta iota kappa.</p><ul><li>lambda mu</li></ul>');
+    const chain = [
+      // Apart from each other: made in one pass.
+      [{ find: 'Alpha', replace: 'Al pha' }, { find: 'kappa', replace: 'kappa lambda' }],
+      // Across the end of an inline element: "gamma delta" becomes one word.
+      [{ find: 'ma delta', replace: 'madelta' }],
+      // The second item matches only the first one's output: one after another.
+      [{ find: 'zeta eta', replace: 'zeta-eta' }, { find: 'zeta-eta', replace: 'z e t a' }],
+      // A whole list item's last word, and words up to a paragraph's end.
+      [{ find: ' mu' }, { find: 'iota kappa lambda.', replace: 'iota.' }],
+    ];
+    const counts: number[] = [];
+    for (const replacements of chain) {
+      const res = await patch(h, a.articleId, a.customer.key, { replacements });
+      expect(res.status).toBe(200);
+      const row = await articleRow(h, a.articleId);
+      // Clean, with stored counts: the next edit is counted from them, not from a parse.
+      expect(row.body_sanitizer).toBe(SANITIZER_VERSION);
+      expect(row.body).toBe(res.body.data.body);
+      expect(res.body.data.word_count).toBe(wordCount(row.body));
+      expect(row.word_count).toBe(wordCount(row.body));
+      counts.push(row.word_count!);
+    }
+    expect(counts).toEqual([14, 13, 15, 12]);
   });
 
   it('all: true replaces every occurrence; replace defaults to ""; $& and $1 are literal; matching is case-sensitive and non-overlapping', async () => {
