@@ -15,16 +15,20 @@ export const undatedDay = '';
  */
 export const UNDATED_BLOCK = 4096;
 
-/** The day counters' span of a row without a timestamp: `~` and its id's block, zero-padded, so that blocks sort as their ids do. */
-export const undatedBlockOf = (id: number): string => `~${String(Math.floor(id / UNDATED_BLOCK)).padStart(10, '0')}`;
+/**
+ * The day counters' span of a row without a timestamp: `u` and its id's block, zero-padded, so
+ * that blocks sort as their ids do, and after every day, under any collation (a letter after
+ * digits; punctuation such as `~` sorts before digits, or not at all, in ICU and glibc locales).
+ */
+export const undatedBlockOf = (id: number): string => `u${String(Math.floor(id / UNDATED_BLOCK)).padStart(10, '0')}`;
 
 /** The day counters' spans that are blocks of rows without a timestamp, as an inclusive range. */
-export const undatedBlocks = { from: '~', to: '~~' } as const;
+export const undatedBlocks = { from: 'u0000000000', to: 'u9999999999' } as const;
 
 /** The largest id a block of rows without a timestamp (`undatedBlockOf`) may hold. */
 export const lastIdOf = (block: string): number => (Number(block.slice(1)) + 1) * UNDATED_BLOCK - 1;
 
-export const isUndatedBlock = (span: string): boolean => span.startsWith('~');
+export const isUndatedBlock = (span: string): boolean => span.startsWith('u');
 
 /**
  * How many rows of a list fall in one span: a UTC day `YYYY-MM-DD`, a UTC month `YYYY-MM`, or

@@ -46,5 +46,5 @@ export async function createDescendingIndex(
 export function daySpanSql(dialect: DialectName, timestamp: string): RawBuilder<string> {
   const block = sql`${sql.ref('id')} / ${sql.lit(UNDATED_BLOCK)}`;
   const padded = dialect === 'postgres' ? sql`lpad((${block})::text, 10, '0')` : sql`substr('0000000000' || (${block}), -10)`;
-  return sql<string>`case when ${sql.ref(timestamp)} is null then '~' || ${padded} else substr(${sql.ref(timestamp)}, 1, 10) end`;
+  return sql<string>`case when ${sql.ref(timestamp)} is null then 'u' || ${padded} else substr(${sql.ref(timestamp)}, 1, 10) end`;
 }
