@@ -211,6 +211,19 @@ describe('editArticle (PATCH)', () => {
     expect(counts).toEqual([14, 13, 15, 12]);
   });
 
+  it('counts the words of the whole body when a clean row stores no count (and carries a stored one otherwise)', async () => {
+    const a = await fresh(FISH_BODY);
+    await h.services.db.kysely.updateTable('articles').set({ word_count: null }).where('id', '=', a.articleId).execute();
+    const counted = await patch(h, a.articleId, a.customer.key, { replacements: [{ find: 'red', replace: 'dark red' }] });
+    expect(counted.status).toBe(200);
+    expect(counted.body.data.word_count).toBe(wordCount(counted.body.data.body));
+    // A stored count is the one the next edit starts from: a count that is off stays off by as much.
+    await h.services.db.kysely.updateTable('articles').set({ word_count: 100 }).where('id', '=', a.articleId).execute();
+    const carried = await patch(h, a.articleId, a.customer.key, { replacements: [{ find: 'blue', replace: 'light blue' }] });
+    expect(carried.status).toBe(200);
+    expect(carried.body.data.word_count).toBe(101);
+  });
+
   it('all: true replaces every occurrence; replace defaults to ""; $& and $1 are literal; matching is case-sensitive and non-overlapping', async () => {
     const a = await fresh(FISH_BODY);
     const res = await patch(h, a.articleId, a.customer.key, {
