@@ -43,9 +43,13 @@ export interface SpanCount {
 export interface SpanOffset {
   span: string;
   within: number;
+  /** How many rows the span holds, where it is one of the counted spans. */
+  n?: number;
 }
 
 export const isMonth = (span: string): boolean => span.length === 7;
+
+export const isDay = (span: string): boolean => span.length === 10;
 
 export const totalOf = (counts: readonly SpanCount[]): number => counts.reduce((sum, { n }) => sum + n, 0);
 
@@ -60,7 +64,7 @@ export const inListOrder = (counts: readonly SpanCount[]): SpanCount[] =>
 export function spanHolding(counts: readonly SpanCount[], offset: number): SpanOffset | undefined {
   let before = 0;
   for (const { span, n } of counts) {
-    if (offset < before + n) return { span, within: offset - before };
+    if (offset < before + n) return { span, within: offset - before, n };
     before += n;
   }
   return undefined;

@@ -1,5 +1,5 @@
 import type { Compilable, Kysely, SelectQueryBuilder } from 'kysely';
-import { isMonth, isUndatedBlock, lastIdOf, type SpanOffset, spanHolding, totalOf, undatedDay } from '../core/day-pages.js';
+import { isDay, isMonth, isUndatedBlock, lastIdOf, type SpanOffset, spanHolding, totalOf, undatedDay } from '../core/day-pages.js';
 import { checkedDayRange } from '../core/periods.js';
 import { precompiled } from '../db/precompiled.js';
 import type { Database } from '../db/schema.js';
@@ -129,6 +129,13 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     if (start.span === undatedDay) return rowsOf(undated, request.per_page, start.within);
     // A block holds the rows of its ids (`undatedBlockOf`): this bound keeps it and the blocks after it.
     if (isUndatedBlock(start.span)) return rowsOf(undated.where('id' as never, '<=', lastIdOf(start.span) as never), request.per_page, start.within);
+    const { n } = start;
+    if (n !== undefined && isDay(start.span) && start.within * 2 >= n && start.within + request.per_page <= n) {
+      // The page lies in the day's older half: its rows are read from the day's first instant
+      // onwards, oldest first (the index read backwards), skipping the fewer rows after it.
+      const fromDayStart = list.build().where(ref, '>=', `${start.span}T00:00:00Z` as never).orderBy(ref, (ob) => ob.asc().nullsFirst()).orderBy('id' as never, 'asc');
+      return rowsOf(fromDayStart, request.per_page, n - start.within - request.per_page);
+    }
     // Timestamps are RFC 3339 UTC with whole seconds: this bound keeps `start.span` and earlier
     // days, and (the day being within `bounds.to`) replaces the list's upper bound. A whole month
     // in the list comes as its day 31, which sorts after every time of the month.

@@ -12,15 +12,15 @@ const counts = [
 ];
 
 describe('spanHolding', () => {
-  it('finds the span of each offset and how many rows of that span come before it', () => {
-    expect(spanHolding(counts, 0)).toEqual({ span: '2026-11-02', within: 0 });
-    expect(spanHolding(counts, 2)).toEqual({ span: '2026-11-02', within: 2 });
-    expect(spanHolding(counts, 3)).toEqual({ span: '2026-10', within: 0 });
-    expect(spanHolding(counts, 7)).toEqual({ span: '2026-10', within: 4 });
+  it('finds the span of each offset, how many rows of that span come before it and how many it holds', () => {
+    expect(spanHolding(counts, 0)).toEqual({ span: '2026-11-02', within: 0, n: 3 });
+    expect(spanHolding(counts, 2)).toEqual({ span: '2026-11-02', within: 2, n: 3 });
+    expect(spanHolding(counts, 3)).toEqual({ span: '2026-10', within: 0, n: 5 });
+    expect(spanHolding(counts, 7)).toEqual({ span: '2026-10', within: 4, n: 5 });
     // An empty day holds no offset: the next day does.
-    expect(spanHolding(counts, 8)).toEqual({ span: '2026-09-29', within: 0 });
-    expect(spanHolding(counts, 10)).toEqual({ span: undatedDay, within: 0 });
-    expect(spanHolding(counts, 13)).toEqual({ span: undatedDay, within: 3 });
+    expect(spanHolding(counts, 8)).toEqual({ span: '2026-09-29', within: 0, n: 2 });
+    expect(spanHolding(counts, 10)).toEqual({ span: undatedDay, within: 0, n: 4 });
+    expect(spanHolding(counts, 13)).toEqual({ span: undatedDay, within: 3, n: 4 });
   });
 
   it('finds nothing past the end, or in an empty list', () => {
@@ -34,7 +34,7 @@ describe('spanHolding', () => {
     const spanCounts = fc.array(fc.record({ span: fc.string(), n: fc.nat(5) }), { maxLength: 8 });
     fc.assert(
       fc.property(spanCounts, fc.nat(45), (spans, offset) => {
-        const rows = spans.flatMap(({ span, n }) => Array.from({ length: n }, (_, i) => ({ span, within: i })));
+        const rows = spans.flatMap(({ span, n }) => Array.from({ length: n }, (_, i) => ({ span, within: i, n })));
         expect(spanHolding(spans, offset)).toEqual(rows[offset]);
       }),
       { numRuns: 500 },
