@@ -87,8 +87,9 @@ export interface ListQuery<TB extends keyof Database, Row> {
  * One page of a list ordered by `column` descending (rows without one last), then by id
  * descending, from the list's counters: the total is their sum, and the page seeks by index to
  * the day (or, among rows without one, the block of ids) holding its first row and skips only
- * rows of that day, where `LIMIT/OFFSET` would count and skip every row before it. The result is exactly what `LIMIT/OFFSET` over the ordered rows
- * gives. `list` carries the list's other filters; `bounds` its day filter, as counted.
+ * rows of that day (from the day's older end for a page in its older half), where `LIMIT/OFFSET`
+ * would count and skip every row before it. The result is exactly what `LIMIT/OFFSET` over the
+ * ordered rows gives. `list` carries the list's other filters; `bounds` its day filter, as counted.
  */
 export async function paginateByDay<TB extends keyof Database, Row, Out>(
   list: ListQuery<TB, Row>,
