@@ -6,6 +6,7 @@ import {
   applyTextReplacements,
   describeBody,
   editsApart,
+  MAX_BODY_LENGTH,
   protectedAnchorsOf,
   type Replacement,
   sanitizeAndScan,
@@ -209,6 +210,26 @@ describe('PATCH replacements that cannot meet one another', () => {
       { start: 3, length: 3, replace: '1', item: 0 },
       { start: 22, length: 4, replace: '5', item: 1 },
     ]);
+  });
+
+  it('decline where checking would read more than the body, or matches cannot all be apart, and the items then run one after another', () => {
+    // Ten items apart: 45 windows around earlier outputs outweigh a 164-character body.
+    const words = Array.from({ length: 10 }, (_, i) => `w${i}xx`);
+    const body = `<p>${words.join(' lorem ipsum ')}</p>`;
+    const many = words.map((find) => ({ find, replace: find.toUpperCase() }));
+    expect(editsApart(body, many)).toBeUndefined();
+    expect(editsApart(body, many.slice(0, 2))).toHaveLength(2);
+    // One after another, each item counts the paragraph's words anew: past the budget, no count.
+    expect(applyTextReplacements(body, many)).toEqual({ ok: true, body: `<p>${words.map((w) => w.toUpperCase()).join(' lorem ipsum ')}</p>`, wordChange: undefined });
+    // Fifty matches of one item cannot lie eight characters apart in a hundred characters.
+    const dense = `<p>${'x '.repeat(50)}</p>`;
+    expect(editsApart(dense, [{ find: 'x', replace: 'y', all: true }])).toBeUndefined();
+    expect(applyTextReplacements(dense, [{ find: 'x', replace: 'y', all: true }])).toEqual({ ok: true, body: `<p>${'y '.repeat(50)}</p>`, wordChange: 0 });
+    // An item that would grow the body past its limit leaves the refusal to the items in order.
+    expect(editsApart(body, [{ find: 'w0xx', replace: 'z'.repeat(MAX_BODY_LENGTH) }])).toBeUndefined();
+    expect(() => applyTextReplacements(body, [{ find: 'w0xx', replace: 'z'.repeat(MAX_BODY_LENGTH) }])).toThrow(
+      expect.objectContaining({ code: 'validation_failed', details: { fields: { 'replacements.0.replace': [expect.stringMatching(/would grow past/)] } } }),
+    );
   });
 
   it('make 50 items of a 100 KB article in one pass', () => {
