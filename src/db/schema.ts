@@ -47,6 +47,8 @@ export interface SitesTable {
   geographic_scope: string | null;
   industry: string | null;
   created_at: Timestamp;
+  /** Moves when the site's counters change after its import (migration 016). */
+  counts_version: Generated<number>;
 }
 
 export interface ArticlesTable {

@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, undatedBlockOf, undatedBlocks, undatedDay } from '../core/day-pages.js';
+import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, totalOf, undatedBlockOf, undatedBlocks, undatedDay } from '../core/day-pages.js';
 import type { ArticleStatus, BacklinkCategory } from '../core/values.js';
 import type { DialectName } from '../db/connect.js';
 import { daySpanSql } from '../db/migrations/columns.js';
@@ -23,6 +23,79 @@ export interface ListCounts {
   daysOf(month: string): Promise<SpanCount[]>;
   /** The rows without a timestamp (`undatedDay` of `spans`) by block of ids (`undatedBlockOf`), in list order. */
   undatedBlocks(): Promise<SpanCount[]>;
+  /**
+   * Where an answer so far came from the counters this process keeps: a condition for the
+   * statement that reads the page, true while the site's counters are still what was kept, and
+   * its parameters in the order it compiles them. A page read with it that comes back empty may
+   * rest on counters that changed: read it again from `fresh()`.
+   */
+  unchanged(): { where: RawBuilder<boolean>; parameters: unknown[] } | undefined;
+  /** The same counts, read from the database only. */
+  fresh(): ListCounts;
+}
+
+/** What a process keeps of one list's counts, and the site's `counts_version` it read them at. */
+export interface KeptList {
+  version: number;
+  total?: number;
+  spans?: SpanCount[];
+  days: Map<string, SpanCount[]>;
+  blocks?: SpanCount[];
+}
+
+/** Counter rows a process keeps over all lists (each some 100 bytes); the least recently used list goes first. */
+const KEPT_SPANS = 20_000;
+
+const keptSize = (list: KeptList): number =>
+  1 + (list.spans?.length ?? 0) + (list.blocks?.length ?? 0) + [...list.days.values()].reduce((size, days) => size + days.length, 0);
+
+/**
+ * Lists' counts as read, by list, with the version of the site's counters they were read at: a
+ * deep page then needs one statement (its rows, checked against the version) instead of three.
+ */
+export class KeptCounts {
+  private readonly lists = new Map<string, KeptList>();
+  private size = 0;
+
+  constructor(private readonly limit = KEPT_SPANS) {}
+
+  /** The list's kept counts, if any, now the most recently used. */
+  get(id: string): KeptList | undefined {
+    const list = this.lists.get(id);
+    if (list) {
+      this.lists.delete(id);
+      this.lists.set(id, list);
+    }
+    return list;
+  }
+
+  /** Adds to a list's counts what was read at `version`; counts kept at another version go. */
+  keep(id: string, version: number, add: (list: KeptList) => void): void {
+    let list = this.lists.get(id);
+    if (list) {
+      this.lists.delete(id);
+      this.size -= keptSize(list);
+    }
+    if (list?.version !== version) list = { version, days: new Map() };
+    add(list);
+    this.lists.set(id, list);
+    this.size += keptSize(list);
+    for (const [oldest, kept] of this.lists) {
+      if (this.size <= this.limit) break;
+      this.lists.delete(oldest);
+      this.size -= keptSize(kept);
+    }
+  }
+}
+
+interface Sum {
+  group: string;
+  n: number;
+}
+
+interface SumRow {
+  group: string | null;
+  n: number | string | null;
 }
 
 // Four values a row: well under either database's limit on bound parameters.
@@ -92,38 +165,82 @@ export class CountersService {
     private readonly dialect: DialectName,
   ) {}
 
+  private readonly kept = new KeptCounts();
+
   /** A list's counts for days `bounds` (as the list filters its rows); `key` narrows to one category or status. */
   list(of: Counted, siteId: number, bounds: DayBounds, key?: string): ListCounts {
-    const spans = async (split: SplitBounds) =>
-      inListOrder((await this.sum(of, siteId, split, 'span', key)).map(({ group, n }) => ({ span: group, n })));
+    return this.listCounts(of, siteId, bounds, key, true);
+  }
+
+  private listCounts(of: Counted, siteId: number, bounds: DayBounds, key: string | undefined, useKept: boolean): ListCounts {
+    const id = JSON.stringify([of, siteId, bounds.from ?? null, bounds.to ?? null, key ?? null]);
+    // The version of the kept counts this list has answered with: all its kept answers share it.
+    let answeredAt: number | undefined;
+    const kept = <T>(pick: (list: KeptList) => T | undefined): T | undefined => {
+      const list = useKept ? this.kept.get(id) : undefined;
+      const value = list && pick(list);
+      if (value === undefined || (answeredAt !== undefined && answeredAt !== list!.version)) return undefined;
+      answeredAt = list!.version;
+      return value;
+    };
+    const read = async <T>(split: SplitBounds, groupBy: 'span' | 'none', add: (list: KeptList, value: T) => void, answer: (sums: Sum[]) => T) => {
+      const { sums, version } = await this.sum(of, siteId, split, groupBy, key);
+      const value = answer(sums);
+      if (version !== undefined) this.kept.keep(id, version, (list) => add(list, value));
+      return value;
+    };
+    const inOrder = (sums: Sum[]) => inListOrder(sums.map(({ group, n }) => ({ span: group, n })));
     return {
-      total: async () => (await this.sum(of, siteId, splitBounds(bounds), 'none', key)).reduce((total, { n }) => total + n, 0),
-      spans: () => spans(splitBounds(bounds)),
-      daysOf: (month) => spans({ days: [{ from: `${month}-01`, to: `${month}-31` }], undated: false }),
-      undatedBlocks: () => spans({ days: [undatedBlocks], undated: false }),
+      total: async () =>
+        kept((list) => list.total) ??
+        read(splitBounds(bounds), 'none', (list, total) => (list.total = total), (sums) => sums.reduce((total, { n }) => total + n, 0)),
+      spans: async () =>
+        kept((list) => list.spans) ??
+        read(
+          splitBounds(bounds),
+          'span',
+          (list, spans) => {
+            list.spans = spans;
+            list.total = totalOf(spans);
+          },
+          inOrder,
+        ),
+      daysOf: async (month) =>
+        kept((list) => list.days.get(month)) ??
+        read({ days: [{ from: `${month}-01`, to: `${month}-31` }], undated: false }, 'span', (list, days) => list.days.set(month, days), inOrder),
+      undatedBlocks: async () =>
+        kept((list) => list.blocks) ?? read({ days: [undatedBlocks], undated: false }, 'span', (list, blocks) => (list.blocks = blocks), inOrder),
+      unchanged: () =>
+        answeredAt === undefined
+          ? undefined
+          : { where: sql<boolean>`(select counts_version from sites where id = ${siteId}) = ${answeredAt}`, parameters: [siteId, answeredAt] },
+      fresh: () => this.listCounts(of, siteId, bounds, key, false),
     };
   }
 
   /** Rows per category (backlinks) or status (articles) on the inclusive days `from`..`to`. */
   async byKey(of: Counted, siteId: number, from: string, to: string): Promise<Map<string, number>> {
     const totals = new Map<string, number>();
-    for (const { group, n } of await this.sum(of, siteId, splitBounds({ from, to }), 'key')) totals.set(group, (totals.get(group) ?? 0) + n);
+    for (const { group, n } of (await this.sum(of, siteId, splitBounds({ from, to }), 'key')).sums) totals.set(group, (totals.get(group) ?? 0) + n);
     return totals;
   }
 
   /**
    * Sums counters grouped by span or by key, or not grouped: `split.months` from the month
-   * table, `split.days` from the day table.
+   * table, `split.days` from the day table. Each statement also reads the site's
+   * `counts_version`; `version` is it where every statement read the same.
    */
-  private async sum(of: Counted, siteId: number, split: SplitBounds, groupBy: 'span' | 'key' | 'none', key?: string): Promise<{ group: string; n: number }[]> {
+  private async sum(of: Counted, siteId: number, split: SplitBounds, groupBy: 'span' | 'key' | 'none', key?: string): Promise<{ sums: Sum[]; version?: number }> {
     const tables = counted[of];
     const query = (table: string, spanColumn: 'day' | 'month', conditions: RawBuilder<unknown>[]) => {
       const where = [sql`site_id = ${siteId}`, ...conditions];
       if (key !== undefined) where.push(sql`${sql.ref(tables.key)} = ${key}`);
       const from = sql`from ${sql.table(table)} where ${sql.join(where, sql` and `)}`;
-      if (groupBy === 'none') return sql<{ group: string; n: number | string | null }>`select '' as ${sql.ref('group')}, sum(n) as n ${from}`.execute(this.db);
+      // One more row, whose group is null, carries the version the statement read the sums at.
+      const version = sql`select null, counts_version from sites where id = ${siteId}`;
+      if (groupBy === 'none') return sql<SumRow>`select '' as ${sql.ref('group')}, sum(n) as n ${from} union all ${version}`.execute(this.db);
       const group = groupBy === 'span' ? sql.ref(spanColumn) : sql.ref(tables.key);
-      return sql<{ group: string; n: number | string | null }>`select ${group} as ${sql.ref('group')}, sum(n) as n ${from} group by ${group}`.execute(this.db);
+      return sql<SumRow>`select ${group} as ${sql.ref('group')}, sum(n) as n ${from} group by ${group} union all ${version}`.execute(this.db);
     };
     const reads = [];
     if (split.months) {
@@ -139,13 +256,16 @@ export class CountersService {
       const ranges = split.days.map(({ from, to }) => sql`(${day} >= ${from} and ${day} <= ${to})`);
       reads.push(query(tables.day, 'day', [sql`(${sql.join(ranges, sql` or `)})`]));
     }
-    const results = await Promise.all(reads);
-    return results.flatMap((result) => result.rows.map((row) => ({ group: row.group, n: Number(row.n) })));
+    const rows = (await Promise.all(reads)).flatMap((result) => result.rows);
+    const versions = new Set(rows.filter((row) => row.group === null).map((row) => Number(row.n)));
+    const sums = rows.filter((row): row is SumRow & { group: string } => row.group !== null).map((row) => ({ group: row.group, n: Number(row.n) }));
+    return versions.size === 1 ? { sums, version: [...versions][0]! } : { sums };
   }
 
   /**
    * Rebuilds every counter from the rows, in one transaction (`anchorage recount`). Writes wait
-   * meanwhile (PostgreSQL: a share lock on the tables; SQLite: the single writer).
+   * meanwhile (PostgreSQL: a share lock on the tables; SQLite: the single writer). Every site's
+   * `counts_version` moves: no node pages by the counters it kept from before.
    */
   async recount(): Promise<{ backlinks: number; articles: number }> {
     return this.db.transaction().execute(async (trx) => {
@@ -164,6 +284,7 @@ export class CountersService {
             select site_id, ${span}, ${keyValue}, count(*) from ${sql.table(of)} group by site_id, ${span}, ${keyValue}`.execute(trx);
         }
       }
+      await sql`update sites set counts_version = counts_version + 1`.execute(trx);
       const [backlinks, articles] = await Promise.all(
         (['backlinks', 'articles'] as const).map((of) =>
           trx

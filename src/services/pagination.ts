@@ -100,6 +100,20 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
   toResource: (row: Row) => Out,
   shortSkip = SHORT_SKIP,
 ): Promise<Page<Out>> {
+  // Read with the counters this process kept, an empty page may rest on counters that changed since.
+  const { rows, total } = (await pageByDay(list, column, bounds, counts, request, shortSkip)) ?? (await pageByDay(list, column, bounds, counts.fresh(), request, shortSkip))!;
+  return pageOf(rows.map(toResource), total, request);
+}
+
+/** `paginateByDay`'s rows and total; undefined when they were read with kept counters that no longer hold. */
+async function pageByDay<TB extends keyof Database, Row>(
+  list: ListQuery<TB, Row>,
+  column: 'published_at' | 'acquired_at',
+  bounds: DayFilters,
+  counts: ListCounts,
+  request: PageRequest,
+  shortSkip: number,
+): Promise<{ rows: Row[]; total: number } | undefined> {
   // The column exists on the one table each caller queries; Kysely cannot see that through TB.
   const ref = column as never;
   const from = bounds.from === undefined ? [] : [`${bounds.from}T00:00:00Z`];
@@ -110,22 +124,36 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
   };
   const offset = (request.page - 1) * request.per_page;
   if (offset < shortSkip) {
-    // Near the top the index skips rows faster than the counters find their day; the total is one sum.
+    // Near the top the index skips rows faster than the counters find their day; the total is one
+    // sum, read alongside unless kept (it answers before its first await).
+    const counted = counts.total();
+    const check = counts.unchanged();
     const near = () => {
       const ordered = orderedList();
-      return (to.length ? ordered.where(ref, '<=', to[0] as never) : ordered).limit(request.per_page).offset(offset);
+      const bounded = to.length ? ordered.where(ref, '<=', to[0] as never) : ordered;
+      return (check ? bounded.where(check.where) : bounded).limit(request.per_page).offset(offset);
     };
-    const shape = `${list.shape} from:${from.length} to:${to.length}`;
-    const [total, rows] = await Promise.all([counts.total(), list.top.run(shape, near, [...list.parameters, ...from, ...to, request.per_page, offset])]);
-    return pageOf(rows.map(toResource), total, request);
+    const shape = `${list.shape} from:${from.length} to:${to.length} kept:${check !== undefined}`;
+    const parameters = [...list.parameters, ...from, ...to, ...(check?.parameters ?? []), request.per_page, offset];
+    const [total, rows] = await Promise.all([counted, list.top.run(shape, near, parameters)]);
+    return check && rows.length === 0 ? undefined : { rows, total };
   }
   const spans = await counts.spans();
   const total = totalOf(spans);
   const ordered = orderedList();
   const undated = ordered.where(ref, 'is', null);
+  let start = spanHolding(spans, offset);
+  if (start && isMonth(start.span)) {
+    // The index skips a month's first rows about as fast as the month's day counters are read.
+    start = start.within < shortSkip ? { span: `${start.span}-31`, within: start.within } : spanHolding(await counts.daysOf(start.span), start.within);
+  } else if (start?.span === undatedDay && start.within >= shortSkip) {
+    start = spanHolding(await counts.undatedBlocks(), start.within);
+  }
+  const check = counts.unchanged();
   // The skipped rows are read from the index alone (ids); only the page's rows are read whole.
+  const idsOf = (seek: typeof ordered, limit: number, offset: number) => seek.clearSelect().select('id' as never).limit(limit).offset(offset) as never;
   const rowsOf = (seek: typeof ordered, limit: number, offset: number): Promise<Row[]> =>
-    ordered.where('id' as never, 'in', seek.clearSelect().select('id' as never).limit(limit).offset(offset) as never).execute();
+    (check ? ordered.where(check.where) : ordered).where('id' as never, 'in', idsOf(seek, limit, offset)).execute();
   const rowsFrom = async (start: SpanOffset): Promise<Row[]> => {
     if (start.span === undatedDay) return rowsOf(undated, request.per_page, start.within);
     // A block holds the rows of its ids (`undatedBlockOf`): this bound keeps it and the blocks after it.
@@ -142,18 +170,12 @@ export async function paginateByDay<TB extends keyof Database, Row, Out>(
     // in the list comes as its day 31, which sorts after every time of the month.
     const dated = await rowsOf(ordered.where(ref, '<=', `${start.span}T23:59:59Z` as never), request.per_page, start.within);
     const rest = request.per_page - dated.length;
-    if (rest === 0 || spans.at(-1)?.span !== undatedDay) return dated;
-    return [...dated, ...(await rowsOf(undated, rest, 0))];
+    // Kept counters that no longer hold leave `dated` empty: they must not lead on to the undated rows.
+    if (rest === 0 || spans.at(-1)?.span !== undatedDay || (check && dated.length === 0)) return dated;
+    return [...dated, ...(await ordered.where('id' as never, 'in', idsOf(undated, rest, 0)).execute())];
   };
-  let start = spanHolding(spans, offset);
-  if (start && isMonth(start.span)) {
-    // The index skips a month's first rows about as fast as the month's day counters are read.
-    start = start.within < shortSkip ? { span: `${start.span}-31`, within: start.within } : spanHolding(await counts.daysOf(start.span), start.within);
-  } else if (start?.span === undatedDay && start.within >= shortSkip) {
-    start = spanHolding(await counts.undatedBlocks(), start.within);
-  }
   const rows = start ? await rowsFrom(start) : [];
-  return pageOf(rows.map(toResource), total, request);
+  return check && rows.length === 0 ? undefined : { rows, total };
 }
 
 export interface DayFilters {

@@ -245,6 +245,57 @@ describe('counters against the rows', () => {
     expect(Number(undatedBlockCount.rows[0]!.n)).toBeGreaterThanOrEqual(2);
   });
 
+  it('are kept by the node that read them, and read again once anchorage recount rebuilds them', { timeout: 30_000 }, async () => {
+    // Months of rows, then rows without a timestamp: the API's pages go deep by the counters.
+    const count = 3 * SHORT_SKIP;
+    const imported = await h.services.importer.run({
+      sites: [
+        {
+          owner,
+          name: 'Kept',
+          backlinks: Array.from({ length: count }, (_, i) => ({
+            category: backlinkCategories[i % 2]!,
+            acquired_at: i % 5 === 0 ? null : `2026-0${1 + (i % 6)}-${String(1 + (i % 28)).padStart(2, '0')}T10:00:00Z`,
+          })),
+        },
+      ],
+    });
+    const siteId = imported.sites[0]!.id;
+    const db = h.services.db.kysely;
+    const perPage = 25;
+    const list = async (page: number, query = '') => {
+      const response = await apiGet(h.app, `/api/v1/sites/${siteId}/backlinks?page=${page}&per_page=${perPage}${query}`, key);
+      expect(response.status).toBe(200);
+      return response.body;
+    };
+    // Each list's first page after the rebuild is read by the path under test: the unfiltered
+    // list's by the day counters, the month's from the top.
+    const pages = async () => {
+      const rows = (await siteRows(siteId)).backlinks;
+      const last = Math.ceil(rows.length / perPage);
+      for (const page of [45, 30, last, last - 1, last + 1, 3, 1]) expect(await list(page)).toEqual(expectedPage(rows, page, perPage));
+      const march = rows.filter((b) => inDays(b.acquired_at, { from: '2026-03-01', to: '2026-03-31' }));
+      for (const page of [2, 1]) expect(await list(page, '&from=2026-03-01&to=2026-03-31')).toEqual(expectedPage(march, page, perPage));
+    };
+    await pages();
+    const listed = h.services.counters.list('backlinks', siteId, {});
+    await listed.spans();
+    expect(listed.unchanged()?.parameters).toEqual([siteId, 0]);
+
+    // Rows no write path adds (none changes a site's rows after its import): the counters and
+    // what the node kept of them are behind until the counters are rebuilt.
+    const added = ['2026-07-01T00:00:00Z', '2026-03-15T10:00:00Z', '2026-01-01T00:00:00Z', null, null];
+    await db
+      .insertInto('backlinks')
+      .values(added.map((acquired_at) => ({ site_id: siteId, account_id: actor.accountId, acquired_at, category: 'local' as const })))
+      .execute();
+    await h.services.counters.recount();
+    await pages();
+    const after = h.services.counters.list('backlinks', siteId, {});
+    await after.spans();
+    expect(after.unchanged()?.parameters).toEqual([siteId, 1]);
+  });
+
   it('are what a rebuild from the rows gives (anchorage recount), and what migrations 005 and 015 fill in', async () => {
     const incremental = await counterTables();
     expect(incremental.every((table) => table.length > 0)).toBe(true);
