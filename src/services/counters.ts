@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, totalOf, undatedBlockOf, undatedBlocks, undatedDay } from '../core/day-pages.js';
 import type { ArticleStatus, BacklinkCategory } from '../core/values.js';
 import type { DialectName } from '../db/connect.js';
@@ -54,37 +55,24 @@ const keptSize = (list: KeptList): number =>
  * deep page then needs one statement (its rows, checked against the version) instead of three.
  */
 export class KeptCounts {
-  private readonly lists = new Map<string, KeptList>();
-  private size = 0;
+  private readonly lists: LRUCache<string, KeptList>;
 
-  constructor(private readonly limit = KEPT_SPANS) {}
+  constructor(limit = KEPT_SPANS) {
+    this.lists = new LRUCache({ maxSize: limit, sizeCalculation: keptSize });
+  }
 
   /** The list's kept counts, if any, now the most recently used. */
   get(id: string): KeptList | undefined {
-    const list = this.lists.get(id);
-    if (list) {
-      this.lists.delete(id);
-      this.lists.set(id, list);
-    }
-    return list;
+    return this.lists.get(id);
   }
 
   /** Adds to a list's counts what was read at `version`; counts kept at another version go. */
   keep(id: string, version: number, add: (list: KeptList) => void): void {
-    let list = this.lists.get(id);
-    if (list) {
-      this.lists.delete(id);
-      this.size -= keptSize(list);
-    }
-    if (list?.version !== version) list = { version, days: new Map() };
+    const kept = this.lists.get(id);
+    // A new object each time: the cache sizes a list when it is set, not when it changes.
+    const list: KeptList = kept?.version === version ? { ...kept } : { version, days: new Map() };
     add(list);
     this.lists.set(id, list);
-    this.size += keptSize(list);
-    for (const [oldest, kept] of this.lists) {
-      if (this.size <= this.limit) break;
-      this.lists.delete(oldest);
-      this.size -= keptSize(kept);
-    }
   }
 }
 
