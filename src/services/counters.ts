@@ -66,9 +66,11 @@ export class KeptCounts {
     return this.lists.get(id);
   }
 
-  /** Adds to a list's counts what was read at `version`; counts kept at another version go. */
+  /** Adds to a list's counts what was read at `version`; counts kept at an older version go, a newer version's stay. */
   keep(id: string, version: number, add: (list: KeptList) => void): void {
     const kept = this.lists.get(id);
+    // A read that started before the kept counts were read may end after them.
+    if (kept && kept.version > version) return;
     // A new object each time: the cache sizes a list when it is set, not when it changes.
     const list: KeptList = kept?.version === version ? { ...kept } : { version, days: new Map() };
     add(list);
@@ -148,12 +150,12 @@ export class DayCountChanges {
  * their counts; a sum over any range reads whole months plus the days of at most two months.
  */
 export class CountersService {
+  private readonly kept = new KeptCounts();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
   ) {}
-
-  private readonly kept = new KeptCounts();
 
   /** A list's counts for days `bounds` (as the list filters its rows); `key` narrows to one category or status. */
   list(of: Counted, siteId: number, bounds: DayBounds, key?: string): ListCounts {
@@ -162,17 +164,21 @@ export class CountersService {
 
   private listCounts(of: Counted, siteId: number, bounds: DayBounds, key: string | undefined, useKept: boolean): ListCounts {
     const id = JSON.stringify([of, siteId, bounds.from ?? null, bounds.to ?? null, key ?? null]);
-    // The version of the kept counts this list has answered with: all its kept answers share it.
+    // The version of the kept counts this list has answered with (all its kept answers share it),
+    // and that of its reads from the database (null once they differ): kept counts answer only
+    // where both agree, so that one page never rests on counters of two versions.
     let answeredAt: number | undefined;
+    let readAt: number | null | undefined;
     const kept = <T>(pick: (list: KeptList) => T | undefined): T | undefined => {
       const list = useKept ? this.kept.get(id) : undefined;
       const value = list && pick(list);
-      if (value === undefined || (answeredAt !== undefined && answeredAt !== list!.version)) return undefined;
+      if (value === undefined || [answeredAt, readAt].some((at) => at !== undefined && at !== list!.version)) return undefined;
       answeredAt = list!.version;
       return value;
     };
     const read = async <T>(split: SplitBounds, groupBy: 'span' | 'none', add: (list: KeptList, value: T) => void, answer: (sums: Sum[]) => T) => {
       const { sums, version } = await this.sum(of, siteId, split, groupBy, key);
+      readAt = version !== undefined && (readAt === undefined || readAt === version) ? version : null;
       const value = answer(sums);
       if (version !== undefined) this.kept.keep(id, version, (list) => add(list, value));
       return value;

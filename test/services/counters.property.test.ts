@@ -294,6 +294,21 @@ describe('counters against the rows', () => {
     const after = h.services.counters.list('backlinks', siteId, {});
     await after.spans();
     expect(after.unchanged()?.parameters).toEqual([siteId, 1]);
+
+    // A list that read its spans at one version does not take a month's days kept at a newer one
+    // (another request's, after another rebuild): it reads them too, and checks nothing it kept.
+    const bounds = { from: '2026-01-01' };
+    const mixed = h.services.counters.list('backlinks', siteId, bounds);
+    await mixed.spans();
+    await h.services.counters.recount();
+    const other = h.services.counters.list('backlinks', siteId, bounds);
+    await other.daysOf('2026-03');
+    await mixed.daysOf('2026-03');
+    expect(mixed.unchanged()).toBeUndefined();
+    expect(other.unchanged()).toBeUndefined();
+    const keptAfter = h.services.counters.list('backlinks', siteId, bounds);
+    await keptAfter.daysOf('2026-03');
+    expect(keptAfter.unchanged()?.parameters).toEqual([siteId, 2]);
   });
 
   it('are what a rebuild from the rows gives (anchorage recount), and what migrations 005 and 015 fill in', async () => {
