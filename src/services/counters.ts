@@ -172,7 +172,8 @@ export class CountersService {
     const kept = <T>(pick: (list: KeptList) => T | undefined): T | undefined => {
       const list = useKept ? this.kept.get(id) : undefined;
       const value = list && pick(list);
-      if (value === undefined || [answeredAt, readAt].some((at) => at !== undefined && at !== list!.version)) return undefined;
+      const other = (at: number | null | undefined) => at !== undefined && at !== list!.version;
+      if (value === undefined || other(answeredAt) || other(readAt)) return undefined;
       answeredAt = list!.version;
       return value;
     };
