@@ -222,8 +222,8 @@ export class CountersService {
 
   /**
    * Sums counters grouped by span or by key, or not grouped: `split.months` from the month
-   * table, `split.days` from the day table. Each statement also reads the site's
-   * `counts_version`; `version` is it where every statement read the same.
+   * table, `split.days` from the day table. Grouped by span or not grouped, each statement also
+   * reads the site's `counts_version`; `version` is it where every statement read the same.
    */
   private async sum(of: Counted, siteId: number, split: SplitBounds, groupBy: 'span' | 'key' | 'none', key?: string): Promise<{ sums: Sum[]; version?: number }> {
     const tables = counted[of];
@@ -231,11 +231,12 @@ export class CountersService {
       const where = [sql`site_id = ${siteId}`, ...conditions];
       if (key !== undefined) where.push(sql`${sql.ref(tables.key)} = ${key}`);
       const from = sql`from ${sql.table(table)} where ${sql.join(where, sql` and `)}`;
-      // One more row, whose group is null, carries the version the statement read the sums at.
-      const version = sql`select null, counts_version from sites where id = ${siteId}`;
-      if (groupBy === 'none') return sql<SumRow>`select '' as ${sql.ref('group')}, sum(n) as n ${from} union all ${version}`.execute(this.db);
+      // Lists keep their counts: one more row, whose group is null, carries the version the
+      // statement read the sums at. Stats keep nothing.
+      const version = groupBy === 'key' ? sql`` : sql`union all select null, counts_version from sites where id = ${siteId}`;
+      if (groupBy === 'none') return sql<SumRow>`select '' as ${sql.ref('group')}, sum(n) as n ${from} ${version}`.execute(this.db);
       const group = groupBy === 'span' ? sql.ref(spanColumn) : sql.ref(tables.key);
-      return sql<SumRow>`select ${group} as ${sql.ref('group')}, sum(n) as n ${from} group by ${group} union all ${version}`.execute(this.db);
+      return sql<SumRow>`select ${group} as ${sql.ref('group')}, sum(n) as n ${from} group by ${group} ${version}`.execute(this.db);
     };
     const reads = [];
     if (split.months) {
