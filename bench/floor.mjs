@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { protectedLinksOf } = await import(`${dist}/core/html.js`);
+const { loadSettings } = await import(`${dist}/config.js`);
 
 const listColumns = 'id, site_id, title, url, status, published_at, target_keyword, word_count, featured_image_url';
 const sql = {
@@ -18,12 +19,15 @@ const sql = {
   article: 'select * from articles where id = ? and account_id = ?',
 };
 
-/** `query(name, params)` → rows, on SQLite (prepared once) or PostgreSQL (a pool like the service's). */
+/**
+ * `query(name, params)` → rows, on SQLite (prepared once) or PostgreSQL (a pool like the service's,
+ * of its size: `DATABASE_POOL_SIZE`).
+ */
 async function database() {
   if (process.env.DATABASE_URL) {
     const { default: pg } = await import('pg');
     pg.types.setTypeParser(pg.types.builtins.INT8, Number);
-    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: loadSettings(process.env).databasePoolSize });
     const text = Object.fromEntries(
       Object.entries(sql).map(([name, q]) => {
         let i = 0;

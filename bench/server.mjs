@@ -2,7 +2,7 @@
 // from dist/ on a free port, reporting its event-loop delay to the parent over IPC (the parent reads
 // its peak RSS from /proc, at no cost to the server).
 // Settings come from the environment (DATA_DIR or DATABASE_URL, LOG_LEVEL).
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 
@@ -21,13 +21,25 @@ const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
 
 // With --profile (STALLS_FILE set): every gap of more than 35 ms between the ticks of a 1 ms timer,
-// in microseconds of the clock the CPU profile's samples use, for bench/stall-profile.mjs.
+// in microseconds of the clock the CPU profile's samples use, for bench/stall-profile.mjs; with the
+// CPU time the whole process used meanwhile (every thread) and how often the kernel took the event
+// loop's thread off its core for another (Linux: nonvoluntary context switches; else null).
 const stalls = [];
 if (process.env.STALLS_FILE) {
-  let last = process.hrtime.bigint();
+  const statusFile = '/proc/thread-self/status';
+  const preemptions = existsSync(statusFile)
+    ? () => Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(statusFile, 'utf8'))[1])
+    : () => null;
+  const cpuMicros = () => {
+    const { user, system } = process.cpuUsage();
+    return user + system;
+  };
+  let last = { at: process.hrtime.bigint(), cpu: cpuMicros(), preempted: preemptions() };
   setInterval(() => {
-    const now = process.hrtime.bigint();
-    if (now - last > 35_000_000n) stalls.push([Number(last / 1000n), Number(now / 1000n)]);
+    const now = { at: process.hrtime.bigint(), cpu: cpuMicros(), preempted: preemptions() };
+    if (now.at - last.at > 35_000_000n) {
+      stalls.push([Number(last.at / 1000n), Number(now.at / 1000n), now.cpu - last.cpu, now.preempted === null ? null : now.preempted - last.preempted]);
+    }
     last = now;
   }, 1).unref();
 }

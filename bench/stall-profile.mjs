@@ -2,7 +2,10 @@
 // (`node bench/reads.mjs --only=loop --profile`): for every gap of more than 35 ms between the
 // ticks of the server's 1 ms timer (bench/profiles/stalls.json), the CPU profile's samples that
 // fall inside it, by self time and by the outermost frame of the service's own code. Busy time
-// alone misleads under load, where the loop is never idle; this shows what ran instead of it.
+// alone misleads under load, where the loop is never idle; this shows what ran instead of it. With
+// each stall, the CPU time of the server's threads meanwhile and how often the kernel took the
+// loop's thread off its core: samples of `(idle)` or of a trivial function inside a stall are time
+// the thread waited for a core, not work.
 //
 //   node bench/stall-profile.mjs [profile] [stalls] [top=8]
 //
@@ -50,7 +53,7 @@ const topOf = (map) =>
 
 stalls.sort((a, b) => b[1] - b[0] - (a[1] - a[0]));
 console.log(`${stalls.length} stalls over 35 ms; longest first`);
-for (const [start, end] of stalls) {
+for (const [start, end, cpuUs, preempted] of stalls) {
   const self = new Map();
   const ours = new Map();
   for (let i = 0; i < times.length; i++) {
@@ -61,7 +64,10 @@ for (const [start, end] of stalls) {
     const outer = outermostOurs(id);
     ours.set(outer, (ours.get(outer) ?? 0) + us);
   }
-  console.log(`\n${ms(end - start)} ms stall`);
+  // Older stall files hold the times only.
+  const cpu = cpuUs === undefined ? '' : `; the process's threads used ${ms(cpuUs)} ms of CPU`;
+  const taken = preempted === undefined || preempted === null ? '' : `, the loop's thread was taken off its core ${preempted} times`;
+  console.log(`\n${ms(end - start)} ms stall${cpu}${taken}`);
   console.log('  by self time:');
   console.log(topOf(self).join('\n'));
   console.log('  by outermost frame of ours:');

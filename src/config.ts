@@ -6,6 +6,13 @@ import type { HtmlPoolSettings } from './services/html-pool.js';
 
 const optionalUrl = z.url().optional();
 
+/**
+ * PostgreSQL connections a node opens at most (`DATABASE_POOL_SIZE`). With 10 on the bench's
+ * two-core machine, PostgreSQL's busy backends took the event loop's core often enough to stall it
+ * past 50 ms (README, “Sharing the event loop”).
+ */
+export const defaultPoolSize = 6;
+
 const settingsSchema = z.object({
   NODE_ENV: z.string().default('development'),
   HOST: z.string().default('0.0.0.0'),
@@ -13,6 +20,7 @@ const settingsSchema = z.object({
   MCP_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(defaultPoolSize),
   REDIS_URL: optionalUrl,
   REDIS_KEY_PREFIX: z.string().max(100).regex(/^[\w.:-]*$/, 'letters, digits, _ . : - only').default(''),
   PUBLIC_URL: optionalUrl,
@@ -55,6 +63,8 @@ export interface Settings {
   mcpPort: number | undefined;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL: connections the node's pool opens at most. */
+  databasePoolSize: number;
   redisUrl: string | undefined;
   /** Put before every Redis key, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
@@ -127,6 +137,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     mcpPort: e.MCP_PORT,
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     redisUrl: e.REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
     publicUrl,

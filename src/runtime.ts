@@ -58,6 +58,7 @@ export async function openRuntime(
   const db = connect(settings.databaseUrl, settings.dataDir, {
     traced: settings.tracing,
     checkpointInBackground: true,
+    poolSize: settings.databasePoolSize,
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);

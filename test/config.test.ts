@@ -34,3 +34,14 @@ describe('REDIS_KEY_PREFIX', () => {
     expect(() => loadSettings({ REDIS_KEY_PREFIX: value })).toThrow(/REDIS_KEY_PREFIX/);
   });
 });
+
+describe('DATABASE_POOL_SIZE', () => {
+  it('opens at most 6 PostgreSQL connections a node unless set', () => {
+    expect(loadSettings({}).databasePoolSize).toBe(6);
+    expect(loadSettings({ DATABASE_POOL_SIZE: '20' }).databasePoolSize).toBe(20);
+  });
+
+  it.each(['0', '-1', '1001', '2.5', 'lots'])('refuses %j, naming the variable', (value) => {
+    expect(() => loadSettings({ DATABASE_POOL_SIZE: value })).toThrow(/DATABASE_POOL_SIZE/);
+  });
+});

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type Dialect, Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { defaultPoolSize } from '../config.js';
 import { BackgroundCheckpoints } from './checkpoints.js';
 import { OffLoopRunner } from './off-loop.js';
 import { ChangeListener } from './change-notices.js';
@@ -44,17 +45,19 @@ export interface ConnectOptions {
   checkpointInBackground?: boolean;
   /** Told when background checkpoints keep failing and commits checkpoint again. */
   warn?: (message: string, error: unknown) => void;
+  /** PostgreSQL: connections the pool opens at most (`DATABASE_POOL_SIZE`). */
+  poolSize?: number;
 }
 
 /**
  * Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. The driver
  * is loaded only here: a SQLite node need not carry it (2.8 MB of heap).
  */
-function postgresDriver(url: string): { pool: pg.Pool; Client: typeof pg.Client } {
+function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client: typeof pg.Client } {
   const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
   const types = pg.types;
   types.setTypeParser(types.builtins.INT8, (v) => Number(v));
-  return { pool: new pg.Pool({ connectionString: url, max: 10 }), Client: pg.Client };
+  return { pool: new pg.Pool({ connectionString: url, max: poolSize }), Client: pg.Client };
 }
 
 /**
@@ -79,7 +82,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   const kyselyOf = (dialect: Dialect, system: 'sqlite' | 'postgresql') =>
     new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const { pool, Client } = postgresDriver(databaseUrl);
+    const { pool, Client } = postgresDriver(databaseUrl, options.poolSize ?? defaultPoolSize);
     const changes = new ChangeListener(Client, databaseUrl, options.warn);
     const statements = namedStatements(pool);
     const end = async () => {

@@ -1,0 +1,33 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
+
+describe.skipIf(!testDatabaseUrl)('PostgreSQL: a node opens at most DATABASE_POOL_SIZE connections', () => {
+  let harness: Harness;
+
+  beforeAll(async () => {
+    harness = await startHarness({ env: { DATABASE_POOL_SIZE: '2' } });
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('queues the queries beyond them, and answers every request', async () => {
+    const pool = harness.services.db.pool!;
+    const slow = Array.from({ length: 5 }, () => sql`select pg_sleep(0.2)`.execute(harness.services.db.kysely));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pool.totalCount).toBe(2);
+    expect(pool.waitingCount).toBe(3);
+    await Promise.all(slow);
+
+    const customer = await createCustomer(harness.services);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        harness.app.inject({ method: 'GET', url: '/api/v1/sites', headers: { authorization: `Bearer ${customer.key}` } }),
+      ),
+    );
+    expect(answers.map((answer) => answer.statusCode)).toEqual(Array(12).fill(200));
+    expect(pool.totalCount).toBeLessThanOrEqual(2);
+  });
+});
