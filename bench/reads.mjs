@@ -283,13 +283,17 @@ async function notePeak(phase) {
 let keyTurn = 0;
 const readKey = () => readKeys[keyTurn++ % readKeys.length];
 
-/** One autocannon run against `port`; `next(context)` gives each request's method, path, headers and body. */
-async function cannon(targetPort, { next, onResponse, conns = connections, duration = seconds }) {
+/**
+ * One autocannon run against `port`; `next(context)` gives each request's method, path, headers and
+ * body. `unaggregated`: autocannon's own record of the run, to be added to another's (`bothHalves`).
+ */
+async function cannon(targetPort, { next, onResponse, conns = connections, duration = seconds, unaggregated = false }) {
   const result = await autocannon({
     url: `http://127.0.0.1:${targetPort}`,
     connections: conns,
     duration,
     timeout: 10,
+    skipAggregateResult: unaggregated,
     requests: [
       {
         setupRequest: (request, context) => Object.assign(request, next(context)),
@@ -297,7 +301,7 @@ async function cannon(targetPort, { next, onResponse, conns = connections, durat
       },
     ],
   });
-  return {
+  return unaggregated ? result : {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -310,12 +314,15 @@ async function cannon(targetPort, { next, onResponse, conns = connections, durat
 
 const get = (path) => () => ({ method: 'GET', path, headers: { authorization: `Bearer ${readKey()}` } });
 
-/** Two equal runs of one read as one: their mean throughput, the higher of their p99s, all errors. */
-const bothHalves = (first, second) => ({
-  rps: (first.rps + second.rps) / 2,
-  p99: Math.max(first.p99, second.p99),
-  errors: first.errors + second.errors,
-});
+/** Two unaggregated runs of one read as one: the answers of both over their seconds, the p99 of all of them. */
+function bothHalves(first, second) {
+  const both = autocannon.aggregateResult([first, second], { url: 'http://127.0.0.1' });
+  return {
+    rps: (first.totalCompletedRequests + second.totalCompletedRequests) / (first.duration + second.duration),
+    p99: both.latency.p99,
+    errors: both.errors + both.non2xx,
+  };
+}
 
 /** " (429 ×3, failed ×1)": the answers behind a count of errors. */
 function refusalsOf(...results) {
@@ -358,7 +365,7 @@ if (only.includes('scale')) {
   for (const [name, path] of scaleCases.filter(([name]) => chosen(name))) {
     // Small, big, big, small: each side half its seconds twice, after a warm-up second. This
     // machine's speed can change by half within a minute; a drift then weighs on both sides alike.
-    const half = { duration: seconds / 2 };
+    const half = { duration: seconds / 2, unaggregated: true };
     const smallNext = get(path(small, false));
     const bigNext = get(path(big, true));
     await cannon(port, { next: smallNext, duration: 1 });
