@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 
 describe.skipIf(!testDatabaseUrl)('PostgreSQL: a node opens at most DATABASE_POOL_SIZE connections', () => {
@@ -16,7 +16,8 @@ describe.skipIf(!testDatabaseUrl)('PostgreSQL: a node opens at most DATABASE_POO
   it('queues the queries beyond them, and answers every request', async () => {
     const pool = harness.services.db.pool!;
     const slow = Array.from({ length: 5 }, () => sql`select pg_sleep(0.2)`.execute(harness.services.db.kysely));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Every query has asked the pool (each holds its connection for 200 ms): opened or waiting.
+    await vi.waitFor(() => expect(pool.totalCount + pool.waitingCount).toBe(5), { interval: 5 });
     expect(pool.totalCount).toBe(2);
     expect(pool.waitingCount).toBe(3);
     await Promise.all(slow);
