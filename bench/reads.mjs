@@ -49,8 +49,12 @@ const seconds = Number(option('seconds') ?? (quick ? 2 : 4));
 /** `--case=TEXT` keeps only the cases whose name contains TEXT. */
 const chosen = (name) => name.includes(option('case') ?? '');
 const loopSeconds = quick ? 5 : 10;
-/** Passes over every scale case; `--rounds=N` for more or fewer. */
+/** Passes over every scale case; `--rounds=N` for more or fewer (an even N: the higher middle one is the median). */
 const scaleRounds = Number(option('rounds') ?? 3);
+if (!Number.isInteger(scaleRounds) || scaleRounds < 1) {
+  console.error('--rounds must be a whole number of at least 1');
+  process.exit(2);
+}
 const connections = 50;
 // 60 requests a minute each: 9,000 keys carry 9,000 reads a second (6,000 ran out on a machine
 // that served 6,000 a second, and the 429s counted as errors); the service keeps 10,000 keys in
