@@ -56,6 +56,8 @@ if (!Number.isInteger(scaleRounds) || scaleRounds < 1) {
   process.exit(2);
 }
 const connections = 50;
+/** Seconds of load before each measured round of a floor row (see `withCpu`). */
+const floorWarmUpSeconds = 3;
 // 60 requests a minute each: 9,000 keys carry 9,000 reads a second (6,000 ran out on a machine
 // that served 6,000 a second, and the 429s counted as errors); the service keeps 10,000 keys in
 // memory, so more would measure a key cache that misses on every request.
@@ -427,9 +429,14 @@ if (only.includes('floor')) {
   for (const [name, next] of floorCases.filter(([name]) => chosen(name))) {
     // Three alternating rounds, the median pair: on a shared machine one round can be unlucky.
     // CPU time per request (process.cpuUsage of each server) does not depend on what else the
-    // machine runs, where req/s does: it is shown beside the throughput.
+    // machine runs, where req/s does: it is shown beside the throughput. Each round starts with
+    // `floorWarmUpSeconds` unmeasured. With one second, in every one of 16 quick runs of
+    // `--only=floor --case=getArticle` (2026-11-28), the service's first round took 145-198 µs of
+    // CPU a request against 111-148 in its later rounds, and the median of three was the lower of
+    // two steady rounds; with three seconds the first round was steady. (After listArticles'
+    // rounds, as in a full run, the first getArticle round was steady after one second too.)
     const withCpu = async (target, targetPort) => {
-      await cannon(targetPort, { next, duration: 1 });
+      await cannon(targetPort, { next, duration: floorWarmUpSeconds });
       const before = (await target.ask('cpu', 'cpuMicros')).cpuMicros;
       const result = await cannon(targetPort, { next });
       result.cpuPerRequest = ((await target.ask('cpu', 'cpuMicros')).cpuMicros - before) / result.total;
