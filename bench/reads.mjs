@@ -430,12 +430,8 @@ if (only.includes('floor')) {
     // Three alternating rounds, the median pair: on a shared machine one round can be unlucky.
     // CPU time per request (process.cpuUsage of each server) does not depend on what else the
     // machine runs, where req/s does: it is shown beside the throughput. Each round starts with
-    // `floorWarmUpSeconds` unmeasured. With one second, in every one of 16 quick runs of
-    // `--only=floor --case=getArticle` (2026-11-28), the service's first round took 145-198 µs of
-    // CPU a request against 111-148 in its later rounds, and the median of three was the lower of
-    // two steady rounds; with three seconds the first rounds of three runs took 111, 129 and 148
-    // µs against 111-114, 111-115 and 139-146 in their later rounds. (After listArticles' rounds,
-    // as in a full run, the first getArticle round was steady after one second too.)
+    // `floorWarmUpSeconds` unmeasured: after one second, a first getArticle round was still cold
+    // (README, “Scale benchmark”: what the late night measured).
     const withCpu = async (target, targetPort) => {
       await cannon(targetPort, { next, duration: floorWarmUpSeconds });
       const before = (await target.ask('cpu', 'cpuMicros')).cpuMicros;
