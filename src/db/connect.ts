@@ -10,9 +10,10 @@ import { OffLoopRunner } from './off-loop.js';
 import { ChangeListener } from './change-notices.js';
 import type { ChangeTopic } from './migrations/013_change_notices.js';
 import { namedStatements } from './pg-statements.js';
+import { runPrecompiledWith } from './precompiled.js';
 import type { Database } from './schema.js';
 import { Lock } from '../core/lock.js';
-import { localRunner, sqliteDialect } from './sqlite-driver.js';
+import { localRunner, sqliteDialect, type StatementRunner } from './sqlite-driver.js';
 import { statementCache } from './statement-cache.js';
 import { tracedDialect } from './traced.js';
 
@@ -124,10 +125,16 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     database.close();
   };
   const writes = new Lock();
+  const sqliteKysely = (runner: StatementRunner) => {
+    const { dialect, run } = sqliteDialect(runner, writes);
+    const kysely = kyselyOf(dialect, 'sqlite');
+    if (!options.traced) runPrecompiledWith(kysely, run);
+    return kysely;
+  };
   return {
     dialect: 'sqlite',
-    kysely: kyselyOf(sqliteDialect(localRunner(statementCache(database), close), writes), 'sqlite'),
-    offLoop: kyselyOf(sqliteDialect(offLoop, writes), 'sqlite'),
+    kysely: sqliteKysely(localRunner(statementCache(database), close)),
+    offLoop: sqliteKysely(offLoop),
     watchChanges: () => changeWatch(database),
   };
 }

@@ -30,6 +30,9 @@ function readsOnly(query: CompiledQuery): boolean {
   return RawNode.is(query.query) && /^\s*select\b/i.test(query.sql);
 }
 
+/** Leases kept for reuse; a burst of more statements at once makes more, which are then dropped. */
+const maxIdleLeases = 64;
+
 /** What Kysely holds between acquiring and releasing "the connection": a lease, not the connection. */
 class Lease implements DatabaseConnection {
   inTransaction = false;
@@ -55,6 +58,12 @@ class Lease implements DatabaseConnection {
  */
 class SqliteDriver implements Driver {
   private readonly connection = new Lock();
+  /**
+   * Leases given back, handed out again: Kysely keeps every connection object it is given in a
+   * WeakSet, and a new lease per statement was a new entry in it per statement (a weak table in
+   * the old generation that each scavenge had to visit, growing until the next full collection).
+   */
+  private readonly idle: Lease[] = [];
 
   constructor(
     private readonly runner: StatementRunner,
@@ -64,10 +73,12 @@ class SqliteDriver implements Driver {
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new Lease(this);
+    return this.idle.pop() ?? new Lease(this);
   }
 
-  async releaseConnection(): Promise<void> {}
+  async releaseConnection(lease: Lease): Promise<void> {
+    if (this.idle.length < maxIdleLeases) this.idle.push(lease);
+  }
 
   async beginTransaction(lease: Lease): Promise<void> {
     await this.writes.acquire();
@@ -129,13 +140,24 @@ class SqliteDriver implements Driver {
   }
 }
 
-/** A Kysely dialect for a SQLite connection reached through `runner`, writing under `writes`. */
-export function sqliteDialect(runner: StatementRunner, writes: Lock): Dialect {
+/** Runs one statement outside any transaction, as Kysely's executor would, without it. */
+export type DirectRun = <R>(query: CompiledQuery) => Promise<QueryResult<R>>;
+
+/**
+ * A Kysely dialect for a SQLite connection reached through `runner`, writing under `writes`, and
+ * `run`: the same driver's statements without Kysely's executor (see `precompiled`).
+ */
+export function sqliteDialect(runner: StatementRunner, writes: Lock): { dialect: Dialect; run: DirectRun } {
+  const driver = new SqliteDriver(runner, writes);
+  const outside = new Lease(driver);
   return {
-    createDriver: () => new SqliteDriver(runner, writes),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-    createAdapter: () => new SqliteAdapter(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
+    dialect: {
+      createDriver: () => driver,
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+      createAdapter: () => new SqliteAdapter(),
+      createIntrospector: (db) => new SqliteIntrospector(db),
+    },
+    run: (query) => driver.execute(outside, query),
   };
 }
 

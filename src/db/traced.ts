@@ -35,6 +35,9 @@ const innerOf = (connection: DatabaseConnection) => (connection as TracedConnect
 
 /** The dialect's driver, with a span around every query Kysely runs (transactions' own statements aside). */
 class TracedDriver implements Driver {
+  /** One wrapper per connection, handed out again (see the SQLite driver's leases). */
+  private readonly wrappers = new WeakMap<DatabaseConnection, TracedConnection>();
+
   constructor(
     private readonly inner: Driver,
     private readonly system: System,
@@ -44,7 +47,13 @@ class TracedDriver implements Driver {
     return this.inner.init();
   }
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new TracedConnection(await this.inner.acquireConnection(), this.system);
+    const inner = await this.inner.acquireConnection();
+    let traced = this.wrappers.get(inner);
+    if (!traced) {
+      traced = new TracedConnection(inner, this.system);
+      this.wrappers.set(inner, traced);
+    }
+    return traced;
   }
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     return this.inner.beginTransaction(innerOf(connection), settings);
