@@ -1,9 +1,9 @@
 // The service under test, in a process of its own (started by bench/reads.mjs): the real app
-// from dist/ on a free port, reporting its event-loop delay to the parent over IPC (the parent reads
-// its peak RSS from /proc, at no cost to the server).
+// from dist/ on a free port, reporting its event-loop delay and its stalls over 50 ms to the parent
+// over IPC (the parent reads its peak RSS from /proc, at no cost to the server).
 // Settings come from the environment (DATA_DIR or DATABASE_URL, LOG_LEVEL).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
@@ -20,20 +20,57 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
 
+const statusFile = '/proc/thread-self/status';
+/** How often the kernel took the event loop's thread off its core so far (Linux; else null). */
+const preemptions = existsSync(statusFile)
+  ? () => Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(statusFile, 'utf8'))[1])
+  : () => null;
+const cpuMicros = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
+// Every run: each stall of more than 50 ms since the last reset (a tick of a 10 ms timer that came
+// more than 60 ms after the one before), with the CPU time of the process's threads meanwhile, how
+// often the loop's thread was taken off its core, and the collector's pauses inside it (V8's `gc`
+// entries, which arrive after the pause and are matched at the report). What held the loop
+// without a profile: its own work, the collector, or a wait for a core.
+const stallsOver50 = [];
+const collections = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) collections.push([entry.startTime, entry.startTime + entry.duration, entry.detail?.kind]);
+  if (collections.length > 20_000) collections.splice(0, collections.length - 20_000);
+}).observe({ entryTypes: ['gc'] });
+let tick = { at: performance.now(), cpu: cpuMicros(), preempted: preemptions() };
+setInterval(() => {
+  const now = { at: performance.now(), cpu: cpuMicros(), preempted: preemptions() };
+  if (now.at - tick.at > 60) stallsOver50.push({ from: tick.at, to: now.at, cpuMs: (now.cpu - tick.cpu) / 1000, preempted: now.preempted === null ? null : now.preempted - tick.preempted });
+  tick = now;
+}, 10).unref();
+
+/** The collections' kinds (`PerformanceGCEntry.detail.kind`). */
+const gcKinds = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+
+/** Each stall over 50 ms: its length beyond the timer's 10 ms, and what the process did meanwhile. */
+const stallReport = () =>
+  stallsOver50.map(({ from, to, cpuMs, preempted }) => {
+    const inside = collections.filter(([start, end]) => end > from && start < to);
+    const gcMs = inside.reduce((sum, [start, end]) => sum + Math.min(end, to) - Math.max(start, from), 0);
+    const kinds = [...new Set(inside.map(([, , kind]) => gcKinds[kind] ?? `kind ${kind}`))].join(', ');
+    return { ms: to - from - 10, cpuMs, preempted, gcMs, kinds };
+  });
+
 // With --profile (STALLS_FILE set): every gap of more than 35 ms between the ticks of a 1 ms timer,
 // in microseconds of the clock the CPU profile's samples use, for bench/stall-profile.mjs; with the
 // CPU time the whole process used meanwhile (every thread) and how often the kernel took the event
 // loop's thread off its core for another (Linux: nonvoluntary context switches; else null).
 const stalls = [];
 if (process.env.STALLS_FILE) {
-  const statusFile = '/proc/thread-self/status';
-  const preemptions = existsSync(statusFile)
-    ? () => Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(statusFile, 'utf8'))[1])
-    : () => null;
-  const cpuMicros = () => {
-    const { user, system } = process.cpuUsage();
-    return user + system;
-  };
   let last = { at: process.hrtime.bigint(), cpu: cpuMicros(), preempted: preemptions() };
   setInterval(() => {
     const now = { at: process.hrtime.bigint(), cpu: cpuMicros(), preempted: preemptions() };
@@ -54,6 +91,7 @@ const spaces = () =>
 process.on('message', async (message) => {
   if (message === 'reset') {
     delay.reset();
+    stallsOver50.length = 0;
     process.send({ reset: true });
   } else if (message === 'report') {
     const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
@@ -61,6 +99,7 @@ process.on('message', async (message) => {
     process.send({
       delayMaxMs: delay.max / 1e6,
       delayP99Ms: delay.percentile(99) / 1e6,
+      stalls: stallReport(),
       rssMb: rss / 2 ** 20,
       memory: `heap ${mb(heapUsed)}/${mb(heapTotal)} (${spaces()}), external ${mb(external)} (array buffers ${mb(arrayBuffers)})`,
     });
