@@ -8,8 +8,9 @@ const directRuns = new WeakMap<Kysely<Database>, DirectRun>();
 /**
  * Lets the reads `precompiled` makes for `db` run with `run`: on SQLite, the driver's own
  * statement, which takes the connection as Kysely would (after any transaction running on it)
- * but without the executor's acquiring and releasing of a connection object through three layers
- * of promises for each statement. Not for a traced database: its spans are in the executor's path.
+ * but without the executor acquiring and releasing a connection object for each statement (two
+ * async functions a statement instead of nine). Not for a traced database: its spans are in the
+ * executor's path.
  */
 export const runPrecompiledWith = (db: Kysely<Database>, run: DirectRun): void => {
   directRuns.set(db, run);

@@ -60,8 +60,8 @@ class SqliteDriver implements Driver {
   private readonly connection = new Lock();
   /**
    * Leases given back, handed out again: Kysely keeps every connection object it is given in a
-   * WeakSet, and a new lease per statement was a new entry in it per statement (a weak table in
-   * the old generation that each scavenge had to visit, growing until the next full collection).
+   * WeakSet, and a new lease per statement was a new entry per statement in that weak table of
+   * the old generation, which young collections visit.
    */
   private readonly idle: Lease[] = [];
 
