@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Lock } from '../../src/core/lock.js';
 import { connect, type Db } from '../../src/db/connect.js';
 import { precompiled } from '../../src/db/precompiled.js';
@@ -43,8 +43,10 @@ describe('precompiled reads on SQLite', () => {
   for (const traced of [false, true]) {
     it(`wait for a transaction running on the connection and read what it committed (${traced ? 'traced, through Kysely' : 'the direct path'})`, async () => {
       const db = await open(traced);
+      const throughExecutor = vi.spyOn(db, 'executeQuery');
       const count = countOf(db);
       expect(await count('')).toEqual([{ n: 0 }]);
+      expect(throughExecutor).toHaveBeenCalledTimes(traced ? 1 : 0);
       let commit!: () => void;
       const gate = new Promise<void>((resolve) => (commit = resolve));
       const transaction = db.transaction().execute(async (trx) => {
