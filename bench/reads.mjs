@@ -280,9 +280,14 @@ const server = start(
 );
 const port = await server.ready;
 
-/** The server's peak resident set so far (Linux VmHWM), per phase, to tell which load grows it. */
+/**
+ * The server's peak resident set so far (Linux VmHWM), per phase, to tell which load grows it;
+ * read once the requests of the phase have all been answered (autocannon stops without waiting
+ * for them, and a large edit may still wait for its turn on the pool).
+ */
 const peaks = [];
 async function notePeak(phase) {
+  await server.ask('settle', 'settled');
   const status = await readFile(`/proc/${server.child.pid}/status`, 'utf8').catch(() => undefined);
   const mb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status ?? '')?.[1] ?? NaN) / 1024;
   peaks.push(`${phase} ${fmt(mb('VmHWM'))}`);

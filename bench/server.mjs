@@ -106,6 +106,11 @@ process.on('message', async (message) => {
       rssMb: rss / 2 ** 20,
       memory: `heap ${mb(heapUsed)}/${mb(heapTotal)} (${spaces()}), external ${mb(external)} (array buffers ${mb(arrayBuffers)})`,
     });
+  } else if (message === 'settle') {
+    // The requests a load generator left when it stopped still run (a large edit waits for its
+    // turn on the pool): their memory belongs to the phase's load.
+    await app.handlersSettled(60_000);
+    process.send({ settled: true });
   } else if (message === 'cpu') {
     const { user, system } = process.cpuUsage();
     process.send({ cpuMicros: user + system });
