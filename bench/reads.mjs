@@ -534,8 +534,8 @@ if (only.includes('loop')) {
       ? ''
       : `; gaps of a 10 ms timer over 50 ms: ${stalls
           .map(
-            ({ ms, cpuMs, preempted, gcMs, kinds }) =>
-              `${fmt(ms)} ms (CPU ${fmt(cpuMs)} ms${preempted === null ? '' : `, loop preempted ${preempted}×`}, collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''})`,
+            ({ ms, cpuMs, loop, gcMs, kinds }) =>
+              `${fmt(ms)} ms (CPU ${fmt(cpuMs)} ms${loop === null ? '' : `; the loop's thread ran ${fmt(loop.ranMs)} ms and waited ${fmt(loop.waitedMs)} ms for a core`}; collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''})`,
           )
           .join(', ')}`;
   if (chosen('loop under load')) {

@@ -27,6 +27,17 @@ const statusFile = '/proc/thread-self/status';
 const preemptions = existsSync(statusFile)
   ? () => Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(statusFile, 'utf8'))[1])
   : () => null;
+const schedstatFile = '/proc/thread-self/schedstat';
+/**
+ * The event loop's thread so far (Linux; else null): nanoseconds on a core, and nanoseconds ready
+ * to run but waiting for one (the scheduler's run queue).
+ */
+const loopThread = existsSync(schedstatFile)
+  ? () => {
+      const [ran, waited] = readFileSync(schedstatFile, 'utf8').split(' ').map(Number);
+      return { ran, waited };
+    }
+  : () => null;
 const cpuMicros = () => {
   const { user, system } = process.cpuUsage();
   return user + system;
@@ -34,20 +45,23 @@ const cpuMicros = () => {
 
 // Every run: each gap of more than 50 ms between the ticks of a 10 ms timer since the last reset
 // (it holds a stall of 40 ms or more; the histogram above tells the longest to the millisecond),
-// with the CPU time of the process's threads meanwhile, how often the loop's thread was taken off
-// its core, and the collector's pauses inside it (V8's `gc` entries, which arrive after the pause
-// and are matched at the report). What held the loop without a profile: its own work, the
-// collector, or a wait for a core.
+// with the CPU time of the process's threads meanwhile, how long the loop's thread ran and how
+// long it waited for a core, and the collector's pauses inside it (V8's `gc` entries, which arrive
+// after the pause and are matched at the report). What held the loop without a profile: its own
+// work, the collector, or a wait for a core.
 const stallsOver50 = [];
 const collections = [];
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) collections.push([entry.startTime, entry.startTime + entry.duration, entry.detail?.kind]);
   if (collections.length > 20_000) collections.splice(0, collections.length - 20_000);
 }).observe({ entryTypes: ['gc'] });
-let tick = { at: performance.now(), cpu: cpuMicros(), preempted: preemptions() };
+let tick = { at: performance.now(), cpu: cpuMicros(), loop: loopThread() };
 setInterval(() => {
-  const now = { at: performance.now(), cpu: cpuMicros(), preempted: preemptions() };
-  if (now.at - tick.at > 50) stallsOver50.push({ from: tick.at, to: now.at, cpuMs: (now.cpu - tick.cpu) / 1000, preempted: now.preempted === null ? null : now.preempted - tick.preempted });
+  const now = { at: performance.now(), cpu: cpuMicros(), loop: loopThread() };
+  if (now.at - tick.at > 50) {
+    const loop = now.loop && { ranMs: (now.loop.ran - tick.loop.ran) / 1e6, waitedMs: (now.loop.waited - tick.loop.waited) / 1e6 };
+    stallsOver50.push({ from: tick.at, to: now.at, cpuMs: (now.cpu - tick.cpu) / 1000, loop });
+  }
   tick = now;
 }, 10).unref();
 
@@ -61,11 +75,11 @@ const gcKinds = {
 
 /** Each gap over 50 ms: its length, and what the process did meanwhile. */
 const stallReport = () =>
-  stallsOver50.map(({ from, to, cpuMs, preempted }) => {
+  stallsOver50.map(({ from, to, cpuMs, loop }) => {
     const inside = collections.filter(([start, end]) => end > from && start < to);
     const gcMs = inside.reduce((sum, [start, end]) => sum + Math.min(end, to) - Math.max(start, from), 0);
     const kinds = [...new Set(inside.map(([, , kind]) => gcKinds[kind] ?? `kind ${kind}`))].join(', ');
-    return { ms: to - from, cpuMs, preempted, gcMs, kinds };
+    return { ms: to - from, cpuMs, loop, gcMs, kinds };
   });
 
 // With --profile (STALLS_FILE set): every gap of more than 35 ms between the ticks of a 1 ms timer,
