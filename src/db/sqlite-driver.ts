@@ -76,8 +76,9 @@ class SqliteDriver implements Driver {
     return this.idle.pop() ?? new Lease(this);
   }
 
+  /** A lease given back inside its transaction is not handed out again: it would skip the locks. */
   async releaseConnection(lease: Lease): Promise<void> {
-    if (this.idle.length < maxIdleLeases) this.idle.push(lease);
+    if (!lease.inTransaction && this.idle.length < maxIdleLeases) this.idle.push(lease);
   }
 
   async beginTransaction(lease: Lease): Promise<void> {

@@ -104,6 +104,14 @@ describe('the SQLite driver', () => {
     expect(await driver.acquireConnection()).toBe(second);
   });
 
+  it('never hands out again a lease given back inside its transaction', async () => {
+    const driver = sqliteDialect(runner, new Lock()).dialect.createDriver();
+    const lease = await driver.acquireConnection();
+    await driver.beginTransaction(lease, {});
+    await driver.releaseConnection(lease);
+    expect(await driver.acquireConnection()).not.toBe(lease);
+  });
+
   it('keeps at most 64 leases after a burst', async () => {
     const driver = sqliteDialect(runner, new Lock()).dialect.createDriver();
     const burst = await Promise.all(Array.from({ length: 100 }, () => driver.acquireConnection()));
