@@ -382,8 +382,16 @@ export class HtmlPool {
     return this.settings.heapMb ?? defaultHeapMb;
   }
 
+  /**
+   * The pool's threads. Each takes its tasks as messages, on its event loop (`atomics:
+   * 'disabled'`): piscina's default has a thread wait for its next task in `Atomics.wait`, inside
+   * the call that posted the last answer, so that task's input and answer stayed in reach, and
+   * nothing scheduled on the thread (its collection after a task, V8's own tasks) ran until the
+   * next task came (see `collectAfterTask` in html-worker.ts).
+   */
   private static threads(maxThreads: number, heapMb: number): Piscina {
     return new Piscina({
+      atomics: 'disabled',
       filename: workerFile.href,
       minThreads: 0,
       maxThreads,

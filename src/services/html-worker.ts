@@ -29,11 +29,10 @@ if (given && process.platform === 'linux') setPriority(given.nice);
 
 /**
  * After each task, a thread whose heap holds more than this (bytes in use, garbage included)
- * collects it in full (`collectIfGrown`). V8 keeps what a task grew until the thread's next
- * collections, and a thread waiting for its next task (in `Atomics.wait`) never runs the ones V8
- * schedules for idle time: a thread ended a 5 MB body at 49–55 MB and kept it, a thread editing
- * 100 KB articles sat at 37 MB (28 MB of old generation, mostly garbage). A thread's own code and
- * data take about 8 MB; a collection takes 5–15 ms, on the thread, after its work.
+ * collects it in full (`collectAfterTask`). V8 keeps what a task grew until the thread's next
+ * collections: a thread ended a 5 MB body at 49–55 MB and kept it, a thread editing 100 KB
+ * articles sat at 37 MB (28 MB of old generation, mostly garbage). A thread's own code and data
+ * take about 8 MB; a collection takes 5–15 ms, on the thread, after its work.
  */
 const collectAbove = 20 * 2 ** 20;
 
@@ -45,18 +44,29 @@ const collectAbove = 20 * 2 ** 20;
 let sharedLetGo = false;
 
 /**
- * Collects a pool thread's heap past `collectAbove` or after `sharedLetGo`; elsewhere (the module
- * imported by the service) nothing.
+ * Collects a pool thread's heap past `collectAbove` or after `sharedLetGo`, once the task's answer
+ * is posted (the next turn of the thread's event loop: the pool's threads take their tasks as
+ * messages, see `HtmlPool.threads`); elsewhere (the module imported by the service) nothing.
+ * Collected inside the task, the task's own texts were still in reach: a thread that had edited a
+ * 5 MB body kept them until its next task, 14 MB of strings and 12 MB of buffers (20 MB more of
+ * the process's RSS between such tasks, in a micro-benchmark of the pool's thread).
  */
-const collectIfGrown = given ? grownCollector() : () => {};
+const collectAfterTask = given ? grownCollector() : () => {};
 
-/** `collectIfGrown` of a pool thread, with the thread's `gc` (`exposedGc`). */
+/** `collectAfterTask` of a pool thread, with the thread's `gc` (`exposedGc`). */
 function grownCollector(): () => void {
   const gc = exposedGc();
-  return () => {
+  let scheduled = false;
+  const collect = () => {
+    scheduled = false;
     if (!sharedLetGo && getHeapStatistics().used_heap_size <= collectAbove) return;
     sharedLetGo = false;
     gc();
+  };
+  return () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(collect);
   };
 }
 
@@ -85,7 +95,7 @@ export default function run({ current, change, state, started }: HtmlTask): Html
   const resolved: BodyChange = 'body' in change ? { body: text(change.body) } : change;
   const currentText = text(current);
   const outcome = nextBody(currentText, resolved, state);
-  collectIfGrown();
+  collectAfterTask();
   if (!outcome.ok) return outcome;
   // Compared here: the pool may hold the current body only as the bytes it sent.
   const unchanged = outcome.next.body === currentText;
@@ -134,7 +144,7 @@ export function parseBody({ parts, kind, sharedFields = [] }: BodyTask): BodyOut
   } catch {
     return { ok: false };
   } finally {
-    collectIfGrown();
+    collectAfterTask();
   }
   if (!holdsAtMost(value, maxBodyValues)) return { ok: false, tooManyValues: true };
   // Made here and sent to the event loop: this thread's reach is let go of after the message.
@@ -157,7 +167,7 @@ export function diffRevisions({ before, after, timeoutMs }: DiffTask): LineDiff 
   try {
     return lineDiff(text(before), text(after), { timeoutMs }) ?? null;
   } finally {
-    collectIfGrown();
+    collectAfterTask();
   }
 }
 
