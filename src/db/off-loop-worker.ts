@@ -110,9 +110,28 @@ parentPort!.on('message', (message: OffLoopMessage) => {
   } catch (error) {
     parentPort!.postMessage({ id, error: failure(error) });
   }
-  // A large body bound from shared memory (a `SharedText`'s) stays in this thread's reach until
-  // its heap is collected, which its few allocations would not ask for: collected once this
-  // message's values are out of reach.
-  if (!message.checkpoint && message.parameters.some(sharesMemory)) setImmediate(collectGarbage);
-  else if (getHeapStatistics().used_heap_size > settings.collectAbove) collectGarbage();
+  collectAfterMessage(!message.checkpoint && message.parameters.some(sharesMemory));
 });
+
+/** A statement bound a large body from shared memory since the last collection. */
+let sharedBound = false;
+let collectionDue = false;
+
+/**
+ * Collects the thread's heap on its next turn, once the message's values are out of reach (a
+ * collection inside the handler kept its large texts: they were still in its variables), when it
+ * holds more than `collectAbove` or a statement bound a large body from shared memory (a
+ * `SharedText`'s): those bytes stay in this thread's reach until its heap is collected, which its
+ * few allocations would not ask for.
+ */
+function collectAfterMessage(boundShared: boolean): void {
+  sharedBound ||= boundShared;
+  if (collectionDue) return;
+  collectionDue = true;
+  setImmediate(() => {
+    collectionDue = false;
+    if (!sharedBound && getHeapStatistics().used_heap_size <= settings.collectAbove) return;
+    sharedBound = false;
+    collectGarbage();
+  });
+}

@@ -53,12 +53,20 @@ let sharedLetGo = false;
  */
 const collectAfterTask = given ? grownCollector() : () => {};
 
+/**
+ * V8 keeps the subject of a thread's last regular-expression match in reach (the legacy
+ * `RegExp.input`): after a large task, the 5 MB body its last pattern ran on, until the next task's
+ * first match. A match on the empty string lets it go.
+ */
+const forgetLastMatch = () => /^/.test('');
+
 /** `collectAfterTask` of a pool thread, with the thread's `gc` (`exposedGc`). */
 function grownCollector(): () => void {
   const gc = exposedGc();
   let scheduled = false;
   const collect = () => {
     scheduled = false;
+    forgetLastMatch();
     if (!sharedLetGo && getHeapStatistics().used_heap_size <= collectAbove) return;
     sharedLetGo = false;
     gc();
