@@ -2,11 +2,10 @@
  * The thread of the off-loop SQLite connection (`OffLoopRunner` in off-loop.ts): each message is
  * one statement (or a checkpoint), answered with its rows or its changes.
  */
-import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
-import { exposedGc } from '../core/threads.js';
+import { collectionOnNextTurn } from '../core/threads.js';
 import { statementCache } from './statement-cache.js';
 import type { OffLoopSettings } from './off-loop.js';
 
@@ -49,7 +48,8 @@ const connection = (() => {
     return undefined;
   }
 })();
-const collectGarbage = exposedGc();
+/** The thread's collection after a message, once its values are out of reach (see `collectionOnNextTurn`). */
+const collectAfterMessage = collectionOnNextTurn(settings.collectAbove);
 
 const valueOf = (value: unknown): unknown => {
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
@@ -113,25 +113,3 @@ parentPort!.on('message', (message: OffLoopMessage) => {
   collectAfterMessage(!message.checkpoint && message.parameters.some(sharesMemory));
 });
 
-/** A statement bound a large body from shared memory since the last collection. */
-let sharedBound = false;
-let collectionDue = false;
-
-/**
- * Collects the thread's heap on its next turn, once the message's values are out of reach (a
- * collection inside the handler kept its large texts: they were still in its variables), when it
- * holds more than `collectAbove` or a statement bound a large body from shared memory (a
- * `SharedText`'s): those bytes stay in this thread's reach until its heap is collected, which its
- * few allocations would not ask for.
- */
-function collectAfterMessage(boundShared: boolean): void {
-  sharedBound ||= boundShared;
-  if (collectionDue) return;
-  collectionDue = true;
-  setImmediate(() => {
-    collectionDue = false;
-    if (!sharedBound && getHeapStatistics().used_heap_size <= settings.collectAbove) return;
-    sharedBound = false;
-    collectGarbage();
-  });
-}

@@ -4,7 +4,6 @@
  * in the queue; `parseBody` parses a large request body (JSON or a form); `renderPdf` draws a monthly report.
  */
 import { setPriority } from 'node:os';
-import { getHeapStatistics } from 'node:v8';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
@@ -12,7 +11,7 @@ import { type BodyChange, type CurrentState, type NextBody, nextBody } from '../
 import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
-import { exposedGc } from '../core/threads.js';
+import { collectionOnNextTurn } from '../core/threads.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
@@ -37,46 +36,20 @@ if (given && process.platform === 'linux') setPriority(given.nice);
 const collectAbove = 20 * 2 ** 20;
 
 /**
- * Set when a task let go of shared memory (`SharedText` bytes read or made): the next check
- * collects, whatever the heap holds. A large PUT's 5 MB of bytes stay in this thread's reach
- * until its heap is collected, and the few small objects that point at them never ask for that.
- */
-let sharedLetGo = false;
-
-/**
- * Collects a pool thread's heap past `collectAbove` or after `sharedLetGo`, once the task's answer
- * is posted (the next turn of the thread's event loop: the pool's threads take their tasks as
- * messages, see `HtmlPool.threads`); elsewhere (the module imported by the service) nothing.
- * Collected inside the task, the task's own texts were still in reach: a thread that had edited a
- * 5 MB body kept them until its next task, 14 MB of strings and 12 MB of buffers (20 MB more of
- * the process's RSS between such tasks, in a micro-benchmark of the pool's thread).
- */
-const collectAfterTask = given ? grownCollector() : () => {};
-
-/**
  * V8 keeps the subject of a thread's last regular-expression match in reach (the legacy
  * `RegExp.input`): after a large task, the 5 MB body its last pattern ran on, until the next task's
  * first match. A match on the empty string lets it go.
  */
 const forgetLastMatch = () => /^/.test('');
 
-/** `collectAfterTask` of a pool thread, with the thread's `gc` (`exposedGc`). */
-function grownCollector(): () => void {
-  const gc = exposedGc();
-  let scheduled = false;
-  const collect = () => {
-    scheduled = false;
-    forgetLastMatch();
-    if (!sharedLetGo && getHeapStatistics().used_heap_size <= collectAbove) return;
-    sharedLetGo = false;
-    gc();
-  };
-  return () => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(collect);
-  };
-}
+/**
+ * A pool thread's collection after its task, once the task's answer is posted (the next turn of
+ * the thread's event loop: the pool's threads take their tasks as messages, see
+ * `HtmlPool.threads`; `collectionOnNextTurn`), forgetting its last match first; elsewhere (the
+ * module imported by the service) nothing. A task that read or made shared bytes (a
+ * `SharedText`'s) asks with `true`.
+ */
+const collectAfterTask = given ? collectionOnNextTurn(collectAbove, forgetLastMatch) : () => {};
 
 export interface HtmlTask {
   current: string | Utf8Text;
@@ -121,7 +94,7 @@ const text = (value: string | Utf8Text): string => {
   // Shared bytes (a `SharedText`'s) are let go of at once: the task's message holds them too.
   if (value.utf8.some((part) => part.buffer instanceof SharedArrayBuffer)) {
     value.utf8 = [];
-    sharedLetGo = true;
+    collectAfterTask(true);
   }
   return decoded;
 };
@@ -156,7 +129,7 @@ export function parseBody({ parts, kind, sharedFields = [] }: BodyTask): BodyOut
   }
   if (!holdsAtMost(value, maxBodyValues)) return { ok: false, tooManyValues: true };
   // Made here and sent to the event loop: this thread's reach is let go of after the message.
-  if (sharedFields.length > 0) sharedLetGo = sharedTexts(value, sharedFields) || sharedLetGo;
+  if (sharedFields.length > 0 && sharedTexts(value, sharedFields)) collectAfterTask(true);
   const outcome: BodyOutcome = { ok: true, value };
   const buffers = largeTextsAsBytes(outcome);
   if (buffers.length === 0) return outcome;

@@ -339,13 +339,18 @@ describe('HtmlPool', () => {
       import { parentPort, workerData } from 'node:worker_threads';
       import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
       const { default: run } = await import(workerData.module);
-      const { utf8InParts } = await import(workerData.textParts);
-      const texts = async () => {
-        const [current, body] = await Promise.all(workerData.bodies.map(utf8InParts));
-        return { current, change: { body } };
+      // Each body as shared bytes, as a large PUT's comes: the thread then collects after the task
+      // whatever its heap holds (below its bound, it would collect only when its garbage did not
+      // come in a collection during the task).
+      const shared = (body) => {
+        const bytes = new TextEncoder().encode(body);
+        const copy = new Uint8Array(new SharedArrayBuffer(bytes.length));
+        copy.set(bytes);
+        return { utf8: [copy] };
       };
+      const [current, body] = workerData.bodies;
       // The texts are in no variable here: in the pool, the task's message is gone once answered.
-      const ok = run({ ...(await texts()), state: { clean: true }, started: new SharedArrayBuffer(4) }).ok;
+      const ok = run({ current: shared(current), change: { body: shared(body) }, state: { clean: true }, started: new SharedArrayBuffer(4) }).ok;
       // The thread's next turn, where the pool's thread is once it has posted the answer.
       await new Promise((resolve) => setImmediate(resolve));
       const largeObjects = getHeapSpaceStatistics().find((space) => space.space_name === 'large_object_space').space_used_size;
@@ -356,7 +361,6 @@ describe('HtmlPool', () => {
       execArgv: threadExecArgv,
       workerData: {
         module: new URL('../../src/services/html-worker.ts', import.meta.url).href,
-        textParts: new URL('../../src/core/text-parts.ts', import.meta.url).href,
         bodies,
         nice: 0,
       } satisfies PoolWorkerData & Record<string, unknown>,
