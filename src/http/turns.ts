@@ -11,12 +11,15 @@ declare module 'fastify' {
 
 /**
  * Every request waits for its turn of the event loop (services/loop-turns.ts) before its hooks
- * and handler run: when the loop is busy, requests go first come first served, a few milliseconds
- * of them per turn, with timers and sockets served between turns. Probes skip the queue.
+ * and handler run: when the loop is busy, requests go a few milliseconds of them per turn, with
+ * timers and sockets served between turns. Each operation (method and route) is a lane of its own:
+ * a flood of one operation delays another by one request of each, whoever sends it (the account is
+ * not known yet: authentication runs after the turn). Probes skip the queue.
  */
 export const loopTurnsPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', (request, _reply, done) => {
-    const turn = request.routeOptions.config.ownTurn ? undefined : loopTurns.take();
+    const { config, url } = request.routeOptions;
+    const turn = config.ownTurn ? undefined : loopTurns.take(`${request.method} ${url ?? ''}`);
     if (turn === undefined) done();
     else void turn.then(() => done());
   });

@@ -317,8 +317,9 @@ export class ArticleWritesService {
       return { article: withBody({ ...row, ...state, ...derived }, state.body, protected_links), etag, sanitized, changed: false, revision };
     }
     // The HTML work may have come back from a pool thread, in a turn of the loop shared with
-    // other results and requests: storing waits for a turn of its own (loop-turns.ts).
-    await loopTurns.take();
+    // other results and requests: storing waits for a turn of its own (loop-turns.ts), in a lane
+    // shared by every write that stores.
+    await loopTurns.take('store');
     // A large body is stored in the large turn: the database's copies of it then never add to
     // those of a large edit running meanwhile.
     const large = state.body.length >= largeBody;

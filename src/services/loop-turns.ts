@@ -6,13 +6,19 @@
  * the whole of it.
  *
  * Work asks for a turn before it starts. While the loop has run less than `budgetMs` of work since
- * it last came round and nobody waits, it goes at once; past that, it waits in a first-come queue,
+ * it last came round and nobody waits, it goes at once; past that, it waits in its lane's queue,
  * and the loop's round of immediates lets waiters go until the turn's budget is spent. Between two
  * rounds the loop runs its timers and reads its sockets, so no turn holds much more than the
  * budget and one piece of work.
+ *
+ * Lanes (for requests, their operation) take turns: each lets its first waiter go, then waits
+ * behind every other lane with work waiting. A flood of one kind of work then delays another kind
+ * by one piece of each lane, not by the whole flood; within a lane it is first come first served.
  */
 export class LoopTurns {
-  private readonly waiting: { go: () => void; since: number }[] = [];
+  /** Waiting work by lane, lanes in the order they go next (a lane served moves to the back). */
+  private readonly lanes = new Map<string, Waiter[]>();
+  private waiting = 0;
   /** When the work of this turn of the loop began; undefined until work starts in it. */
   private turnStart: number | undefined;
   private endQueued = false;
@@ -20,18 +26,35 @@ export class LoopTurns {
   constructor(private readonly budgetMs: number) {}
 
   /** Undefined when the caller may go now; otherwise a promise that resolves at its turn. */
-  take(): Promise<void> | undefined {
-    if (this.waiting.length === 0 && this.withinTurn()) return undefined;
+  take(lane = ''): Promise<void> | undefined {
+    if (this.waiting === 0 && this.withinTurn()) return undefined;
     return new Promise((resolve) => {
-      this.waiting.push({ go: resolve, since: performance.now() });
+      const queue = this.lanes.get(lane);
+      const waiter = { go: resolve, since: performance.now() };
+      if (queue === undefined) this.lanes.set(lane, [waiter]);
+      else queue.push(waiter);
+      this.waiting++;
       setImmediate(this.release);
     });
   }
 
-  /** How long (ms) the first caller in the queue has waited; 0 when nobody waits. */
+  /** How long (ms) the longest-waiting caller has waited; 0 when nobody waits. */
   waitedMs(): number {
-    const first = this.waiting[0];
-    return first === undefined ? 0 : performance.now() - first.since;
+    let since = Infinity;
+    for (const queue of this.lanes.values()) since = Math.min(since, queue[0].since);
+    return since === Infinity ? 0 : performance.now() - since;
+  }
+
+  /** The first waiter of the lane whose turn it is; that lane goes to the back if more wait in it. */
+  private next(): Waiter | undefined {
+    const first = this.lanes.entries().next();
+    if (first.done) return undefined;
+    const [lane, queue] = first.value;
+    const waiter = queue.shift();
+    this.lanes.delete(lane);
+    if (queue.length > 0) this.lanes.set(lane, queue);
+    this.waiting--;
+    return waiter;
   }
 
   /** Whether this turn of the loop has budget left; the first work of a turn starts its count. */
@@ -67,12 +90,17 @@ export class LoopTurns {
    */
   private readonly release = () => {
     if (this.withinTurn()) {
-      this.waiting.shift()?.go();
+      this.next()?.go();
       return;
     }
     this.endTurnLater();
     setImmediate(this.release);
   };
+}
+
+interface Waiter {
+  go: () => void;
+  since: number;
 }
 
 /** The process's one event loop: every listener and every write shares its turns. */

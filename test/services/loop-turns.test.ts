@@ -2,17 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { LoopTurns } from '../../src/services/loop-turns.js';
 
 // Work asks for a turn of the event loop (src/services/loop-turns.ts): at once while the turn has
-// budget left and nobody waits; otherwise first come, first served, with the loop's timers and
-// sockets served between turns.
+// budget left and nobody waits; otherwise in its lane's queue, lanes taking turns, with the loop's
+// timers and sockets served between turns.
 
 const block = (ms: number) => {
   const until = performance.now() + ms;
   while (performance.now() < until);
 };
 
-/** Takes a turn of `turns`, then holds the loop `ms` and notes `name` in `order`. */
-const work = (turns: LoopTurns, ms: number, order: string[], name: string) =>
-  Promise.resolve(turns.take()).then(() => {
+/** Takes a turn of `turns` in `lane`, then holds the loop `ms` and notes `name` in `order`. */
+const work = (turns: LoopTurns, ms: number, order: string[], name: string, lane?: string) =>
+  Promise.resolve(turns.take(lane)).then(() => {
     order.push(name);
     block(ms);
   });
@@ -62,5 +62,31 @@ describe('turns of the event loop', () => {
     expect(turns.waitedMs()).toBeGreaterThanOrEqual(10);
     await waiting;
     expect(turns.waitedMs()).toBe(0);
+  });
+
+  it('let lanes take turns: work in a lane of its own waits for one piece of each other lane, not for a flood', async () => {
+    const turns = new LoopTurns(1);
+    expect(turns.take()).toBeUndefined();
+    block(2);
+    const order: string[] = [];
+    const flood = Array.from({ length: 5 }, (_, i) => work(turns, 0, order, `flood ${i}`, 'flood'));
+    const other = Array.from({ length: 2 }, (_, i) => work(turns, 0, order, `other ${i}`, 'other'));
+    block(5);
+    const probe = work(turns, 0, order, 'probe', 'probe');
+    expect(turns.waitedMs()).toBeGreaterThanOrEqual(5);
+    await Promise.all([...flood, ...other, probe]);
+    expect(order).toEqual(['flood 0', 'other 0', 'probe', 'flood 1', 'other 1', 'flood 2', 'flood 3', 'flood 4']);
+    expect(turns.waitedMs()).toBe(0);
+  });
+
+  it('keep first come first served within a lane, and for work that names no lane', async () => {
+    const turns = new LoopTurns(1);
+    expect(turns.take()).toBeUndefined();
+    block(2);
+    const order: string[] = [];
+    const queued = ['a', 'b', 'c'].map((name) => work(turns, 0, order, name));
+    const edits = ['d', 'e'].map((name) => work(turns, 0, order, name, 'edits'));
+    await Promise.all([...queued, ...edits]);
+    expect(order).toEqual(['a', 'd', 'b', 'e', 'c']);
   });
 });
