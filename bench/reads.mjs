@@ -534,8 +534,9 @@ if (only.includes('loop')) {
       ? ''
       : `; gaps of a 10 ms timer over 50 ms: ${stalls
           .map(
-            ({ ms, cpuMs, loop, gcMs, kinds }) =>
-              `${fmt(ms)} ms (CPU ${fmt(cpuMs)} ms${loop === null ? '' : `; the loop's thread ran ${fmt(loop.ranMs)} ms and waited ${fmt(loop.waitedMs)} ms for a core`}; collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''})`,
+            ({ ms, cpuMs, loop, stolenMs, gcMs, kinds }) =>
+              `${fmt(ms)} ms (CPU ${fmt(cpuMs)} ms${loop === null ? '' : `; the loop's thread ran ${fmt(loop.ranMs)} ms and waited ${fmt(loop.waitedMs)} ms for a core`}` +
+              `${stolenMs === null ? '' : `; the hypervisor took ${fmt(stolenMs)} ms of the machine's CPUs`}; collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''})`,
           )
           .join(', ')}`;
   if (chosen('loop under load')) {

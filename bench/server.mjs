@@ -38,6 +38,13 @@ const loopThread = existsSync(schedstatFile)
       return { ran, waited };
     }
   : () => null;
+const statFile = '/proc/stat';
+/**
+ * Milliseconds the machine's CPUs, together, have lost so far to other guests of its hypervisor
+ * (Linux's `steal`, in USER_HZ ticks of 10 ms; else null): a thread on a CPU the host took away
+ * neither runs nor waits on the guest's run queue.
+ */
+const stolenMs = existsSync(statFile) ? () => Number(readFileSync(statFile, 'utf8').split('\n', 1)[0].trim().split(/\s+/)[8]) * 10 : () => null;
 const cpuMicros = () => {
   const { user, system } = process.cpuUsage();
   return user + system;
@@ -46,21 +53,23 @@ const cpuMicros = () => {
 // Every run: each gap of more than 50 ms between the ticks of a 10 ms timer since the last reset
 // (it holds a stall of 40 ms or more; the histogram above tells the longest to the millisecond),
 // with the CPU time of the process's threads meanwhile, how long the loop's thread ran and how
-// long it waited for a core, and the collector's pauses inside it (V8's `gc` entries, which arrive
-// after the pause and are matched at the report). What held the loop without a profile: its own
-// work, the collector, or a wait for a core.
+// long it waited for a core, the CPU time the hypervisor took from the machine, and the collector's
+// pauses inside it (V8's `gc` entries, which arrive after the pause and are matched at the
+// report). What held the loop without a profile: its own work, the collector, a wait for a core,
+// or a machine whose CPUs were taken away.
 const stallsOver50 = [];
 const collections = [];
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) collections.push([entry.startTime, entry.startTime + entry.duration, entry.detail?.kind]);
   if (collections.length > 20_000) collections.splice(0, collections.length - 20_000);
 }).observe({ entryTypes: ['gc'] });
-let tick = { at: performance.now(), cpu: cpuMicros(), loop: loopThread() };
+let tick = { at: performance.now(), cpu: cpuMicros(), loop: loopThread(), stolen: stolenMs() };
 setInterval(() => {
-  const now = { at: performance.now(), cpu: cpuMicros(), loop: loopThread() };
+  const now = { at: performance.now(), cpu: cpuMicros(), loop: loopThread(), stolen: stolenMs() };
   if (now.at - tick.at > 50) {
     const loop = now.loop && { ranMs: (now.loop.ran - tick.loop.ran) / 1e6, waitedMs: (now.loop.waited - tick.loop.waited) / 1e6 };
-    stallsOver50.push({ from: tick.at, to: now.at, cpuMs: (now.cpu - tick.cpu) / 1000, loop });
+    const stolenMsInGap = now.stolen === null ? null : now.stolen - tick.stolen;
+    stallsOver50.push({ from: tick.at, to: now.at, cpuMs: (now.cpu - tick.cpu) / 1000, loop, stolenMs: stolenMsInGap });
   }
   tick = now;
 }, 10).unref();
@@ -75,11 +84,11 @@ const gcKinds = {
 
 /** Each gap over 50 ms: its length, and what the process did meanwhile. */
 const stallReport = () =>
-  stallsOver50.map(({ from, to, cpuMs, loop }) => {
+  stallsOver50.map(({ from, to, cpuMs, loop, stolenMs }) => {
     const inside = collections.filter(([start, end]) => end > from && start < to);
     const gcMs = inside.reduce((sum, [start, end]) => sum + Math.min(end, to) - Math.max(start, from), 0);
     const kinds = [...new Set(inside.map(([, , kind]) => gcKinds[kind] ?? `kind ${kind}`))].join(', ');
-    return { ms: to - from, cpuMs, loop, gcMs, kinds };
+    return { ms: to - from, cpuMs, loop, stolenMs, gcMs, kinds };
   });
 
 // With --profile (STALLS_FILE set): every gap of more than 35 ms between the ticks of a 1 ms timer,
