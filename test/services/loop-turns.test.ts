@@ -17,6 +17,14 @@ const work = (turns: LoopTurns, ms: number, order: string[], name: string, lane?
     block(ms);
   });
 
+/** Turns of `budgetMs` whose current turn has spent its budget: the next work waits. */
+const spent = (budgetMs: number) => {
+  const turns = new LoopTurns(budgetMs);
+  expect(turns.take()).toBeUndefined();
+  block(budgetMs + 1);
+  return turns;
+};
+
 describe('turns of the event loop', () => {
   it('let work go at once while the turn has budget and nobody waits', () => {
     const turns = new LoopTurns(20);
@@ -26,9 +34,7 @@ describe('turns of the event loop', () => {
   });
 
   it('queue work past the budget, first come first served, and start afresh in a later turn', async () => {
-    const turns = new LoopTurns(5);
-    expect(turns.take()).toBeUndefined();
-    block(6);
+    const turns = spent(5);
     const order: string[] = [];
     const queued = ['a', 'b', 'c'].map((name) => work(turns, 1, order, name));
     await Promise.all(queued);
@@ -39,10 +45,8 @@ describe('turns of the event loop', () => {
   });
 
   it('serve timers between turns: no turn holds much more than the budget and one piece of work', async () => {
-    const turns = new LoopTurns(5);
+    const turns = spent(5);
     const order: string[] = [];
-    expect(turns.take()).toBeUndefined();
-    block(6);
     const queued = Array.from({ length: 6 }, (_, i) => work(turns, 4, order, `work ${i}`));
     const timer = new Promise((resolve) => setTimeout(resolve, 0)).then(() => order.push('timer'));
     await Promise.all([...queued, timer]);
@@ -53,9 +57,7 @@ describe('turns of the event loop', () => {
   });
 
   it('tell how long the first in the queue has waited', async () => {
-    const turns = new LoopTurns(1);
-    expect(turns.take()).toBeUndefined();
-    block(2);
+    const turns = spent(1);
     const waiting = turns.take();
     expect(waiting).toBeInstanceOf(Promise);
     block(10);
@@ -65,9 +67,7 @@ describe('turns of the event loop', () => {
   });
 
   it('let lanes take turns: work in a lane of its own waits for one piece of each other lane, not for a flood', async () => {
-    const turns = new LoopTurns(1);
-    expect(turns.take()).toBeUndefined();
-    block(2);
+    const turns = spent(1);
     const order: string[] = [];
     const flood = Array.from({ length: 5 }, (_, i) => work(turns, 0, order, `flood ${i}`, 'flood'));
     const other = Array.from({ length: 2 }, (_, i) => work(turns, 0, order, `other ${i}`, 'other'));
@@ -80,9 +80,7 @@ describe('turns of the event loop', () => {
   });
 
   it('keep first come first served within a lane, and for work that names no lane', async () => {
-    const turns = new LoopTurns(1);
-    expect(turns.take()).toBeUndefined();
-    block(2);
+    const turns = spent(1);
     const order: string[] = [];
     const queued = ['a', 'b', 'c'].map((name) => work(turns, 0, order, name));
     const edits = ['d', 'e'].map((name) => work(turns, 0, order, name, 'edits'));
