@@ -18,8 +18,9 @@ declare module 'fastify' {
  */
 export const loopTurnsPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', (request, _reply, done) => {
-    const { config, url } = request.routeOptions;
-    const turn = config.ownTurn ? undefined : loopTurns.take(`${request.method} ${url ?? ''}`);
+    const { config, url, method } = request.routeOptions;
+    // A route's own method and pattern, never what the request sent: lanes are as many as routes.
+    const turn = config.ownTurn ? undefined : loopTurns.take(url === undefined ? '' : `${String(method)} ${url}`);
     if (turn === undefined) done();
     else void turn.then(() => done());
   });
