@@ -18,7 +18,6 @@
 export class LoopTurns {
   /** Waiting work by lane, lanes in the order they go next (a lane served moves to the back). */
   private readonly lanes = new Map<string, Waiter[]>();
-  private waiting = 0;
   /** When the work of this turn of the loop began; undefined until work starts in it. */
   private turnStart: number | undefined;
   private endQueued = false;
@@ -27,13 +26,12 @@ export class LoopTurns {
 
   /** Undefined when the caller may go now; otherwise a promise that resolves at its turn. */
   take(lane = ''): Promise<void> | undefined {
-    if (this.waiting === 0 && this.withinTurn()) return undefined;
+    if (this.lanes.size === 0 && this.withinTurn()) return undefined;
     return new Promise((resolve) => {
       const queue = this.lanes.get(lane);
       const waiter = { go: resolve, since: performance.now() };
       if (queue === undefined) this.lanes.set(lane, [waiter]);
       else queue.push(waiter);
-      this.waiting++;
       setImmediate(this.release);
     });
   }
@@ -53,7 +51,6 @@ export class LoopTurns {
     const waiter = queue.shift();
     this.lanes.delete(lane);
     if (queue.length > 0) this.lanes.set(lane, queue);
-    this.waiting--;
     return waiter;
   }
 
