@@ -534,9 +534,10 @@ if (only.includes('loop')) {
       ? ''
       : `; gaps of a 10 ms timer over 50 ms: ${stalls
           .map(
-            ({ ms, cpuMs, loop, stolenMs, gcMs, kinds }) =>
+            ({ ms, cpuMs, loop, stolenMs, gcMs, kinds, thread }) =>
               `${fmt(ms)} ms (CPU ${fmt(cpuMs)} ms${loop === null ? '' : `; the loop's thread ran ${fmt(loop.ranMs)} ms and waited ${fmt(loop.waitedMs)} ms for a core`}` +
-              `${stolenMs === null ? '' : `; the hypervisor took ${fmt(stolenMs)} ms of the machine's CPUs`}; collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''})`,
+              `${stolenMs === null ? '' : `; the hypervisor took ${fmt(stolenMs)} ms of the machine's CPUs`}; collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''}` +
+              `${thread === null ? '' : `; the loop's thread seen every 2 ms while late: ${Object.entries(thread).map(([state, n]) => `${state} ×${n}`).join(', ') || 'never'}`})`,
           )
           .join(', ')}`;
   if (chosen('loop under load')) {
