@@ -244,6 +244,23 @@ describe('the off-loop SQLite connection', () => {
     }
   });
 
+  it('keeps the process alive while it owes an answer, and only then', async () => {
+    const { db } = await open();
+    await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
+    const ports = () => process.getActiveResourcesInfo().filter((resource) => resource === 'MessagePort').length;
+    const before = ports();
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
+    try {
+      const answers = [runner.run(CompiledQuery.raw('select x from t')), runner.run(CompiledQuery.raw('select count(*) as n from t'))];
+      expect(ports()).toBe(before + 1);
+      expect((await answers[0]!).rows).toEqual([{ x: 'a' }]);
+      expect((await answers[1]!).rows).toEqual([{ n: 1 }]);
+      expect(ports()).toBe(before);
+    } finally {
+      await runner.close();
+    }
+  });
+
   it('starts its thread again after it stopped', async () => {
     const { db } = await open();
     await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
