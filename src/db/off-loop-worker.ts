@@ -7,7 +7,7 @@ import SQLite from 'better-sqlite3';
 import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
 import { collectionOnNextTurn } from '../core/threads.js';
 import { statementCache } from './statement-cache.js';
-import type { CheckpointMode, OffLoopSettings } from './off-loop.js';
+import type { OffLoopSettings } from './off-loop.js';
 
 /** What the runner gives its thread. */
 export interface OffLoopWorkerData extends OffLoopSettings {
@@ -16,8 +16,8 @@ export interface OffLoopWorkerData extends OffLoopSettings {
   largeTextChars: number;
 }
 
-/** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint (`OffLoopRunner.checkpoint`). */
-type OffLoopMessage = { id: number; checkpoint: CheckpointMode } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
+/** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint. */
+type OffLoopMessage = { id: number; checkpoint: true } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
 
 const settings = workerData as OffLoopWorkerData;
 
@@ -94,14 +94,7 @@ parentPort!.on('message', (message: OffLoopMessage) => {
   const { database, statementOf } = connection;
   try {
     if (message.checkpoint) {
-      if (!database.inTransaction) {
-        const [{ log, checkpointed }] = database.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
-        // A commit that changes nothing but the header page: the first frame of the log after
-        // this checkpoint, written here.
-        if (message.checkpoint === 'restart' && log > 0 && checkpointed === log) {
-          database.pragma(`user_version = ${database.pragma('user_version', { simple: true }) as number}`);
-        }
-      }
+      if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
       parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
