@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -13,6 +14,15 @@ export const threadModule = (base: string, name: string): URL => new URL(`./${na
 export const threadExecArgv = fromSource
   ? ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(sourceHooks)})`]
   : [];
+
+/**
+ * Lowers the calling thread's priority to `nice` (above the event loop's 0), so that on a busy node
+ * the loop gets a core first. Linux keeps a nice value per thread (setpriority of the calling
+ * thread); elsewhere it would lower the whole process, so it is left alone there.
+ */
+export function niceThisThread(nice: number): void {
+  if (process.platform === 'linux') setPriority(nice);
+}
 
 /**
  * `gc`, for a thread that collects its own heap after its work. Node has no API for a collection

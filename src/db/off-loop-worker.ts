@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
-import { collectionOnNextTurn } from '../core/threads.js';
+import { collectionOnNextTurn, niceThisThread } from '../core/threads.js';
 import { statementCache } from './statement-cache.js';
 import type { OffLoopSettings } from './off-loop.js';
 
@@ -14,12 +14,14 @@ export interface OffLoopWorkerData extends OffLoopSettings {
   journalSizeLimit: number;
   collectAbove: number;
   largeTextChars: number;
+  nice: number;
 }
 
 /** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint. */
 type OffLoopMessage = { id: number; checkpoint: true } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
 
 const settings = workerData as OffLoopWorkerData;
+niceThisThread(settings.nice);
 
 /** The connection, and its prepared statements by SQL. */
 function open(): { database: SQLite.Database; statementOf: ReturnType<typeof statementCache> } {

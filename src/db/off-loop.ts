@@ -142,7 +142,7 @@ export class OffLoopRunner implements StatementRunner {
   }
 
   private started(): Worker {
-    const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, ...this.settings };
+    const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, nice: offLoopThreadNice, ...this.settings };
     const worker = new Worker(threadModule(import.meta.url, 'off-loop-worker'), { execArgv: threadExecArgv, workerData });
     const pending = new Map<number, Waiting>();
     this.pending = pending;
@@ -189,6 +189,12 @@ async function withBuffers(row: unknown): Promise<unknown> {
  * Until this connection's next such commit, the file stays at its size, as SQLite's default keeps it.
  */
 const journalSizeLimit = 64 * 1024 * 1024;
+
+/**
+ * The thread's nice value, as the HTML pool's threads (`poolThreadNice`): a 5 MB commit or a
+ * checkpoint waits for a core instead of the event loop.
+ */
+const offLoopThreadNice = 10;
 
 /**
  * After a statement, the thread collects its heap in full when it holds more than this (bytes in

@@ -3,7 +3,6 @@
  * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
  * in the queue; `parseBody` parses a large request body (JSON or a form); `renderPdf` draws a monthly report.
  */
-import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
@@ -11,7 +10,7 @@ import { type BodyChange, type CurrentState, type NextBody, nextBody } from '../
 import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
-import { collectionOnNextTurn } from '../core/threads.js';
+import { collectionOnNextTurn, niceThisThread } from '../core/threads.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
@@ -21,10 +20,8 @@ export interface PoolWorkerData {
   nice: number;
 }
 
-// Linux keeps a nice value per thread (setpriority of the calling thread); elsewhere it would
-// lower the whole process, so it is left alone there.
 const given = workerData as PoolWorkerData | null;
-if (given && process.platform === 'linux') setPriority(given.nice);
+if (given) niceThisThread(given.nice);
 
 /**
  * After each task, a thread whose heap holds more than this (bytes in use, garbage included)

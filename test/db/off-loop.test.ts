@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
@@ -256,6 +256,23 @@ describe('the off-loop SQLite connection', () => {
       expect((await answers[0]!).rows).toEqual([{ x: 'a' }]);
       expect((await answers[1]!).rows).toEqual([{ n: 1 }]);
       expect(ports()).toBe(before);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it.skipIf(process.platform !== 'linux')('runs its thread below the event loop’s priority, so a 5 MB commit cannot take a core from the loop', async () => {
+    const { db } = await open();
+    // Field 19 of /proc/<tid>/stat is a thread's nice value; the name before it may hold spaces.
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
+    const niced = () => readdirSync('/proc/self/task').map(niceOf).filter((nice) => nice === 10).length;
+    const before = niced();
+    const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
+    try {
+      await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
+      expect((await runner.run(CompiledQuery.raw('select x from t'))).rows).toEqual([{ x: 'a' }]);
+      expect(niced()).toBe(before + 1);
+      expect(getPriority()).toBe(0);
     } finally {
       await runner.close();
     }
