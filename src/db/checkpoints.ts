@@ -8,7 +8,8 @@ import type SQLite from 'better-sqlite3';
  * connection turns that off, and the off-loop connection (off-loop.ts) runs the checkpoints
  * instead, in its thread, between its statements, in PASSIVE mode, which never blocks a reader or
  * the writer. (A thread with a connection of its own for them cost another V8 heap and page
- * cache, 7–10 MB.)
+ * cache, 7–10 MB.) The thread then restarts the log itself (connect.ts), so that the event loop's
+ * next commit does not: the commit that restarts the log waits for the disk.
  *
  * The first checkpoint runs when the log passes `startAtBytes`, so a small database (a test, a
  * demo) never asks for one. A checkpoint that fails is asked for again at the next look (the

@@ -115,16 +115,31 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma(`cache_size = -${pageCacheKib}`);
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
-  const offLoop = new OffLoopRunner({ file, walAutocheckpoint: database.pragma('wal_autocheckpoint', { simple: true }) as number, pageCacheKib });
-  const checkpoints = options.checkpointInBackground
-    ? new BackgroundCheckpoints(file, database, () => offLoop.checkpoint(), { warn: options.warn })
-    : undefined;
+  // Under background checkpoints, the off-loop connection's commits do not checkpoint either:
+  // every checkpoint is followed by the log's restart in its thread (`checkpoint` below).
+  const walAutocheckpoint = options.checkpointInBackground ? 0 : (database.pragma('wal_autocheckpoint', { simple: true }) as number);
+  const offLoop = new OffLoopRunner({ file, walAutocheckpoint, pageCacheKib });
+  const writes = new Lock();
+  /**
+   * Copies the log into the database file, then restarts the log in the thread, no one else
+   * writing (`OffLoopRunner.checkpoint`); not once the connection is closed, which would start
+   * the thread again.
+   */
+  const checkpoint = async () => {
+    await offLoop.checkpoint();
+    await writes.acquire();
+    try {
+      if (database.open) await offLoop.checkpoint('restart');
+    } finally {
+      writes.release();
+    }
+  };
+  const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database, checkpoint, { warn: options.warn }) : undefined;
   const close = () => {
     checkpoints?.close();
     void offLoop.close();
     database.close();
   };
-  const writes = new Lock();
   const sqliteKysely = (runner: StatementRunner) => {
     const { dialect, run } = sqliteDialect(runner, writes);
     const kysely = kyselyOf(dialect, 'sqlite');

@@ -7,7 +7,7 @@ import SQLite from 'better-sqlite3';
 import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
 import { collectionOnNextTurn, niceThisThread } from '../core/threads.js';
 import { statementCache } from './statement-cache.js';
-import type { OffLoopSettings } from './off-loop.js';
+import type { CheckpointMode, OffLoopSettings } from './off-loop.js';
 
 /** What the runner gives its thread. */
 export interface OffLoopWorkerData extends OffLoopSettings {
@@ -17,8 +17,8 @@ export interface OffLoopWorkerData extends OffLoopSettings {
   nice: number;
 }
 
-/** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint. */
-type OffLoopMessage = { id: number; checkpoint: true } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
+/** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint (`OffLoopRunner.checkpoint`). */
+type OffLoopMessage = { id: number; checkpoint: CheckpointMode } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };
 
 const settings = workerData as OffLoopWorkerData;
 niceThisThread(settings.nice);
@@ -82,6 +82,15 @@ function rowsToPost(rows: Record<string, unknown>[]): ArrayBuffer[] {
   return transferList;
 }
 
+/**
+ * Other connections' commits as this connection last saw them (`PRAGMA data_version`, which its
+ * own commits do not move) when it restarted the log; undefined once it wrote since, or before.
+ */
+let restartedAt: unknown;
+const dataVersion = (database: SQLite.Database): unknown => database.pragma('data_version', { simple: true });
+/** Whether the log holds nothing but this connection's restart: nothing to copy, nothing to restart. */
+const unchangedSinceRestart = (database: SQLite.Database): boolean => restartedAt !== undefined && dataVersion(database) === restartedAt;
+
 const failure = (error: unknown) => {
   const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
   return { message: String(message), code: String(code) };
@@ -96,7 +105,15 @@ parentPort!.on('message', (message: OffLoopMessage) => {
   const { database, statementOf } = connection;
   try {
     if (message.checkpoint) {
-      if (!database.inTransaction) database.pragma('wal_checkpoint(PASSIVE)');
+      if (!database.inTransaction && !unchangedSinceRestart(database)) {
+        const [{ log, checkpointed }] = database.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
+        // A commit that changes nothing but the header page: the first frame of the log after
+        // this checkpoint, written here.
+        if (message.checkpoint === 'restart' && log > 0 && checkpointed === log) {
+          database.pragma(`user_version = ${database.pragma('user_version', { simple: true }) as number}`);
+          restartedAt = dataVersion(database);
+        }
+      }
       parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });
       return;
     }
@@ -106,6 +123,7 @@ parentPort!.on('message', (message: OffLoopMessage) => {
       const rows = statement.all(values) as Record<string, unknown>[];
       parentPort!.postMessage({ id, rows }, rowsToPost(rows));
     } else {
+      restartedAt = undefined;
       const { changes, lastInsertRowid } = statement.run(values);
       parentPort!.postMessage({ id, changes, lastInsertRowid });
     }

@@ -65,10 +65,13 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
+/** What `OffLoopRunner.checkpoint` does: copy the log into the database file, then maybe restart it. */
+export type CheckpointMode = 'copy' | 'restart';
+
 export interface OffLoopSettings {
   /** The database file. */
   file: string;
-  /** The `wal_autocheckpoint` of the event loop's connection, for this one's commits too. */
+  /** The `wal_autocheckpoint` of this connection's commits: the event loop's, or 0 under `BackgroundCheckpoints`. */
   walAutocheckpoint: number;
   /** The page cache of this connection (KiB), as the event loop's. */
   pageCacheKib: number;
@@ -113,9 +116,18 @@ export class OffLoopRunner implements StatementRunner {
    * of one (a large write's statements come one message at a time), it is skipped until the next
    * look: SQLite refuses it there (“database table is locked”), which made the service fall back
    * to checkpointing in the event loop's commits for good.
+   *
+   * `restart` (asked for under the write lock, no other connection writing) then, if the whole
+   * log is in the database file, commits a change of nothing but the header page (`user_version`
+   * set to itself), so the log restarts in this thread. The first commit after a restart writes
+   * the log's header and waits for the disk (`fsync`, at `synchronous = NORMAL`): in the event
+   * loop's commits, the bench's stall report caught that, and writes blocked in the kernel (`D`).
+   * A log that holds nothing since that commit is neither copied nor restarted again: the next
+   * commit of the event loop would restart it once more, and every restart is a commit that other
+   * connections see (`PRAGMA data_version`), which empties the keys and sites kept in memory.
    */
-  async checkpoint(): Promise<void> {
-    const answer = await this.ask({ checkpoint: true }, []);
+  async checkpoint(mode: CheckpointMode = 'copy'): Promise<void> {
+    const answer = await this.ask({ checkpoint: mode }, []);
     if ('error' in answer) throw new SQLite.SqliteError(answer.error.message, answer.error.code);
   }
 
@@ -129,7 +141,7 @@ export class OffLoopRunner implements StatementRunner {
     await worker?.terminate();
   }
 
-  private ask(message: { sql: string; parameters: unknown[] } | { checkpoint: true }, transferList: ArrayBuffer[]): Promise<Answer> {
+  private ask(message: { sql: string; parameters: unknown[] } | { checkpoint: CheckpointMode }, transferList: ArrayBuffer[]): Promise<Answer> {
     const worker = (this.worker ??= this.started());
     const id = this.nextId++;
     // Referenced while it owes answers: a script awaiting one (the CLI, the bench's seeding) must

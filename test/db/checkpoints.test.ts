@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,6 +44,40 @@ describe('background checkpoints (SQLite)', () => {
     await expect.poll(() => statSync(file).size, { timeout: 5_000, interval: 100 }).toBeGreaterThan(6_000_000);
     expect(await pragma(db, 'wal_autocheckpoint')).toBe(0);
     expect((await sql<{ n: number }>`select length(x) as n from t`.execute(db.kysely)).rows[0]!.n).toBe(6_000_000);
+  });
+
+  it('restart the log in the off-loop thread, so no commit of the event loop restarts it (and waits for the disk)', async () => {
+    const { db, file } = open(true);
+    // The log's header holds its salts (bytes 16–23), new at each restart.
+    const salts = () => {
+      const header = Buffer.alloc(24);
+      const fd = openSync(`${file}-wal`, 'r');
+      readSync(fd, header, 0, 24, 0);
+      closeSync(fd);
+      return header.subarray(16).toString('hex');
+    };
+    await sql`create table t (x text)`.execute(db.kysely);
+    const before = salts();
+    await sql`insert into t values (${'x'.repeat(6_000_000)})`.execute(db.kysely);
+    expect(salts()).toBe(before);
+    // Copied into the database file and restarted, with no commit of ours.
+    await expect.poll(salts, { timeout: 5_000, interval: 50 }).not.toBe(before);
+    expect(statSync(file).size).toBeGreaterThan(6_000_000);
+    const restarted = salts();
+    // A log that holds only the restart is left alone at the next looks (every 250 ms): restarted
+    // again, it would be restarted by the event loop's next commit once more, and every restart is
+    // a commit this connection sees (`data_version`), which empties the keys and sites it keeps.
+    const version = await pragma(db, 'data_version');
+    await sleep(1_000);
+    expect(salts()).toBe(restarted);
+    expect(await pragma(db, 'data_version')).toBe(version);
+    await sql`insert into t values ('a')`.execute(db.kysely);
+    expect(salts()).toBe(restarted);
+    // The restart's commit changed nothing: the header page's user version is as it was.
+    expect(await pragma(db, 'user_version')).toBe(0);
+    expect((await sql<{ n: number }>`select count(*) as n from t`.execute(db.kysely)).rows[0]!.n).toBe(2);
+    // The thread's own commits leave the checkpoints to it too.
+    expect(Object.values((await sql.raw('pragma wal_autocheckpoint').execute(db.offLoop!)).rows[0] as object)[0]).toBe(0);
   });
 
   it('are not used by other connections (the CLI), which checkpoint in their commits', async () => {
