@@ -32,7 +32,7 @@ export interface Db {
   /**
    * A watch of the rows of `topic` that this process keeps in memory: each call of the watch
    * tells whether they may have changed elsewhere since its last call that said so. SQLite:
-   * another connection (the CLI, another process) has committed, seen within 100 ms. PostgreSQL:
+   * migration 017's triggers counted a change of them (by any connection), seen within 100 ms. PostgreSQL:
    * migration 013's triggers sent a notice of `topic`, or this process is not listening for
    * notices (yet, or since its listening connection failed).
    */
@@ -150,28 +150,32 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     dialect: 'sqlite',
     kysely: sqliteKysely(localRunner(statementCache(database), close)),
     offLoop: sqliteKysely(offLoop),
-    watchChanges: () => changeWatch(database),
+    watchChanges: (topic) => changeWatch(database, topic),
   };
 }
 
-/** How often (ms) a process looks for other connections' commits: the look starts a read transaction. */
+/** How often (ms) a process looks for changes made elsewhere: the look starts a read transaction. */
 const changeWatchMs = 100;
 
 /**
- * `PRAGMA data_version` changes exactly when another connection commits (this one's own commits
- * do not count). Read at most every `changeWatchMs`, so a change elsewhere is seen within that.
+ * Migration 017's count of changes to `topic`'s rows, which its triggers move on any connection's
+ * commit of such a change (this process's own too: it has forgotten those rows already). Read at
+ * most every `changeWatchMs`, so a change elsewhere is seen within that. The statement is prepared
+ * at the first look: the watch is made before the migrations run.
  */
-function changeWatch(database: SQLite.Database): () => boolean {
-  const version = database.prepare('pragma data_version').pluck();
-  let seen = version.get();
-  let lookedAt = performance.now();
+function changeWatch(database: SQLite.Database, topic: ChangeTopic): () => boolean {
+  let count: SQLite.Statement<[ChangeTopic], number> | undefined;
+  let seen: number | undefined;
+  let lookedAt = -Infinity;
   return () => {
     if (performance.now() - lookedAt < changeWatchMs) return false;
     lookedAt = performance.now();
-    const now = version.get();
+    count ??= database.prepare<[ChangeTopic], number>('select n from change_counts where topic = ?').pluck();
+    const now = count.get(topic);
     if (now === seen) return false;
+    const first = seen === undefined;
     seen = now;
-    return true;
+    return !first;
   };
 }
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protectedLinksOf } from '../../src/core/html.js';
 import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
+import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';
 import { migrate } from '../../src/db/migrate.js';
 import { dialectName, type Harness, startHarness } from '../helpers/harness.js';
 import {
@@ -253,6 +254,37 @@ describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memo
     const other = await keptKey();
     await revokeUnheard(other.customer.keyId);
     expect((await getArticle(h, other.articleId, other.customer.key)).status).toBe(200);
+  });
+});
+
+describe.skipIf(dialectName === 'postgres')('SQLite: keys kept in memory while other connections commit', () => {
+  /** Runs `statement` elsewhere with `trigger` (migration 017's) dropped: a change no count moves. */
+  const unheard = async (trigger: string, statement: string) => {
+    await elsewhere(`drop trigger ${trigger}`);
+    try {
+      await elsewhere(statement);
+    } finally {
+      await elsewhere(sqliteChangeTriggers.find((create) => create.startsWith(`create trigger ${trigger} `))!);
+    }
+  };
+
+  it('other connections’ commits leave a kept key kept (the off-loop thread restarts the log in one); a change of keys or users elsewhere is seen within 100 ms', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    const another = await seedArticle(h.services);
+    for (let i = 0; i < 3; i++) {
+      expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
+      await setTimeout(100);
+    }
+    // Revoked elsewhere without its count: the node answers from memory, so it did not look the key up.
+    await unheard('api_keys_changed', `update api_keys set revoked_at = '2026-11-15T12:00:00Z' where id = ${customer.keyId}`);
+    await elsewhere('pragma user_version = 0');
+    await setTimeout(150);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
+    // A change of the key's user is counted: the key is looked up again, and refused.
+    await elsewhere(`update users set staff = 0 where id = ${customer.userId}`);
+    await setTimeout(150);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+    expect((await getArticle(h, another.articleId, another.customer.key)).status).toBe(200);
   });
 });
 

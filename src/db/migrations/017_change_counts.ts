@@ -1,0 +1,31 @@
+import { sql } from 'kysely';
+import type { AnchorageMigration } from './columns.js';
+import { changeTopics } from './013_change_notices.js';
+
+/**
+ * SQLite's counterpart of migration 013's notices: a count per topic (`keys`, `sites`) that
+ * triggers move whenever the rows a node keeps in memory change, whoever changes them (a node, the
+ * CLI, an outside script). A node reads the counts (`Db.watchChanges`). It watched `PRAGMA
+ * data_version` before, which every other connection's commit moves: the off-loop connection's
+ * restart of the write-ahead log after each checkpoint then emptied the kept keys and sites four
+ * times a second. The triggers watch the same columns as 013's.
+ */
+export const sqliteChangeTriggers = [
+  `create trigger api_keys_changed after update of key_hash, revoked_at, read_only, account_id, user_id on api_keys
+    begin update change_counts set n = n + 1 where topic = 'keys'; end`,
+  `create trigger api_keys_deleted after delete on api_keys begin update change_counts set n = n + 1 where topic = 'keys'; end`,
+  `create trigger users_changed after update of staff, account_id on users begin update change_counts set n = n + 1 where topic = 'keys'; end`,
+  `create trigger users_deleted after delete on users begin update change_counts set n = n + 1 where topic = 'keys'; end`,
+  `create trigger sites_changed after update on sites begin update change_counts set n = n + 1 where topic = 'sites'; end`,
+  `create trigger sites_deleted after delete on sites begin update change_counts set n = n + 1 where topic = 'sites'; end`,
+];
+
+export const changeCounts: AnchorageMigration = {
+  name: '017_change_counts',
+  async up({ db, dialect }) {
+    if (dialect !== 'sqlite') return;
+    await sql`create table change_counts (topic text primary key, n integer not null)`.execute(db);
+    for (const topic of changeTopics) await sql`insert into change_counts (topic, n) values (${topic}, 0)`.execute(db);
+    for (const trigger of sqliteChangeTriggers) await sql.raw(trigger).execute(db);
+  },
+};
