@@ -123,8 +123,8 @@ export class OffLoopRunner implements StatementRunner {
    * the log's header and waits for the disk (`fsync`, at `synchronous = NORMAL`): in the event
    * loop's commits, the bench's stall report caught that, and writes blocked in the kernel (`D`).
    * A log that holds nothing since that commit is neither copied nor restarted again: the next
-   * commit of the event loop would restart it once more, and every restart is a commit that other
-   * connections see (`PRAGMA data_version`), which empties the keys and sites kept in memory.
+   * commit of the event loop would restart it once more, and the thread would commit and wait for
+   * the disk every look, for nothing.
    */
   async checkpoint(mode: CheckpointMode = 'copy'): Promise<void> {
     const answer = await this.ask({ checkpoint: mode }, []);

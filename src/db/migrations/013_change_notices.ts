@@ -14,7 +14,7 @@ export type ChangeTopic = (typeof changeTopics)[number];
 export const changeNotices: AnchorageMigration = {
   name: '013_change_notices',
   async up({ db, dialect }) {
-    // SQLite: each process sees every other connection's commits (`PRAGMA data_version`).
+    // SQLite: migration 017's triggers count the same changes in a table, which each process reads.
     if (dialect !== 'postgres') return;
     // Every writer (a node, the CLI, an outside script) tells the nodes: the notice is sent when
     // the change commits, and not at all when it rolls back. New rows need none (nodes keep only
