@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, type Expression, type Kysely, type QueryResult, type SqlBool, sql } from 'kysely';
 import { buffersOf, decodedText, isEncodedText, utf8InParts } from '../core/text-parts.js';
-import { threadExecArgv, threadModule } from '../core/threads.js';
+import { helperThreadNice, threadExecArgv, threadModule } from '../core/threads.js';
 import type { OffLoopWorkerData } from './off-loop-worker.js';
 import type { Database } from './schema.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
@@ -154,7 +154,7 @@ export class OffLoopRunner implements StatementRunner {
   }
 
   private started(): Worker {
-    const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, nice: offLoopThreadNice, ...this.settings };
+    const workerData: OffLoopWorkerData = { journalSizeLimit, collectAbove, largeTextChars, nice: helperThreadNice, ...this.settings };
     const worker = new Worker(threadModule(import.meta.url, 'off-loop-worker'), { execArgv: threadExecArgv, workerData });
     const pending = new Map<number, Waiting>();
     this.pending = pending;
@@ -201,12 +201,6 @@ async function withBuffers(row: unknown): Promise<unknown> {
  * Until this connection's next such commit, the file stays at its size, as SQLite's default keeps it.
  */
 const journalSizeLimit = 64 * 1024 * 1024;
-
-/**
- * The thread's nice value, as the HTML pool's threads (`poolThreadNice`): a 5 MB commit or a
- * checkpoint waits for a core instead of the event loop.
- */
-const offLoopThreadNice = 10;
 
 /**
  * After a statement, the thread collects its heap in full when it holds more than this (bytes in

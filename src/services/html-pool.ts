@@ -16,7 +16,7 @@ import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
 import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
-import { threadExecArgv, threadModule } from '../core/threads.js';
+import { helperThreadNice, threadExecArgv, threadModule } from '../core/threads.js';
 import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -61,14 +61,6 @@ const largeTaskChars = 1_000_000;
 
 /** The fewest threads the pool starts: one for the large task of the moment, one for the rest. */
 const minimumThreads = 2;
-
-/**
- * The nice value of a pool thread: above the event loop's (0), so that on a busy node the loop
- * gets the CPU first and a thread parsing a 5 MB body waits instead. With two cores shared by the
- * loop, the pool and the load, `GET /healthz` p99 under the bench's write load fell from 141–148 ms
- * to 80–109 ms (four quick runs each).
- */
-export const poolThreadNice = 10;
 
 /** The worker's tasks by export name (html-worker.ts), with what each takes and gives. */
 interface WorkerTasks {
@@ -398,7 +390,7 @@ export class HtmlPool {
       idleTimeout: 30_000,
       execArgv: threadExecArgv,
       resourceLimits: threadResourceLimits(heapMb),
-      workerData: { nice: poolThreadNice } satisfies PoolWorkerData,
+      workerData: { nice: helperThreadNice } satisfies PoolWorkerData,
     });
   }
 

@@ -15,7 +15,7 @@ import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
 
-/** What the pool gives each thread (`poolThreadNice` in html-pool.ts); nothing where this module is imported elsewhere. */
+/** What the pool gives each thread (`helperThreadNice`); nothing where this module is imported elsewhere. */
 export interface PoolWorkerData {
   nice: number;
 }

@@ -29,6 +29,15 @@ function open(checkpointInBackground: boolean) {
 
 const pragma = async (db: Db, name: string) => Object.values((await sql.raw(`pragma ${name}`).execute(db.kysely)).rows[0] as object)[0];
 
+/** The salts of `file`'s write-ahead log (bytes 16–23 of its header), new at each restart of the log. */
+const salts = (file: string) => {
+  const header = Buffer.alloc(24);
+  const fd = openSync(`${file}-wal`, 'r');
+  readSync(fd, header, 0, 24, 0);
+  closeSync(fd);
+  return header.subarray(16).toString('hex');
+};
+
 /** Writes about 6 MB in one commit: past the 4 MB of log at which a checkpoint runs. */
 const writeLarge = async (db: Db) => {
   await sql`create table t (x text)`.execute(db.kysely);
@@ -48,37 +57,50 @@ describe('background checkpoints (SQLite)', () => {
 
   it('restart the log in the off-loop thread, so no commit of the event loop restarts it (and waits for the disk)', async () => {
     const { db, file } = open(true);
-    // The log's header holds its salts (bytes 16–23), new at each restart.
-    const salts = () => {
-      const header = Buffer.alloc(24);
-      const fd = openSync(`${file}-wal`, 'r');
-      readSync(fd, header, 0, 24, 0);
-      closeSync(fd);
-      return header.subarray(16).toString('hex');
-    };
     await sql`create table t (x text)`.execute(db.kysely);
-    const before = salts();
+    const before = salts(file);
     await sql`insert into t values (${'x'.repeat(6_000_000)})`.execute(db.kysely);
-    expect(salts()).toBe(before);
+    expect(salts(file)).toBe(before);
     // Copied into the database file and restarted, with no commit of ours.
-    await expect.poll(salts, { timeout: 5_000, interval: 50 }).not.toBe(before);
+    await expect.poll(() => salts(file), { timeout: 5_000, interval: 50 }).not.toBe(before);
     expect(statSync(file).size).toBeGreaterThan(6_000_000);
-    const restarted = salts();
+    const restarted = salts(file);
     // A log that holds only the restart is left alone at the next looks (every 250 ms): restarted
     // again, it would be restarted by the event loop's next commit once more, and every restart is
     // a commit this connection sees (`data_version`), which empties the keys and sites it keeps.
     const version = await pragma(db, 'data_version');
     await sleep(1_000);
-    expect(salts()).toBe(restarted);
+    expect(salts(file)).toBe(restarted);
     expect(await pragma(db, 'data_version')).toBe(version);
     await sql`insert into t values ('a')`.execute(db.kysely);
-    expect(salts()).toBe(restarted);
+    expect(salts(file)).toBe(restarted);
     // The restart's commit changed nothing: the header page's user version is as it was.
     expect(await pragma(db, 'user_version')).toBe(0);
     expect((await sql<{ n: number }>`select count(*) as n from t`.execute(db.kysely)).rows[0]!.n).toBe(2);
     // The thread's own commits leave the checkpoints to it too.
     expect(Object.values((await sql.raw('pragma wal_autocheckpoint').execute(db.offLoop!)).rows[0] as object)[0]).toBe(0);
   });
+
+  it('let the event loop write again when the restart’s commit is refused, and restart the log at a later look', async () => {
+    const { db, file } = open(true);
+    await writeLarge(db);
+    // Another process (the CLI) takes the write lock: the thread's copy of the log succeeds, and
+    // its restart's commit waits for the lock (busy_timeout, 5 s) and is refused.
+    const other = new SQLite(file);
+    other.exec('begin immediate');
+    const before = salts(file);
+    await expect.poll(() => statSync(file).size, { timeout: 5_000, interval: 50 }).toBeGreaterThan(6_000_000);
+    await sleep(6_000);
+    expect(salts(file)).toBe(before);
+    other.exec('rollback');
+    other.close();
+    // The thread let go of this process's write turn: the event loop writes, and a later look
+    // restarts the log.
+    await sql`insert into t values ('a')`.execute(db.kysely);
+    await expect.poll(() => salts(file), { timeout: 8_000, interval: 50 }).not.toBe(before);
+    expect((await sql<{ n: number }>`select count(*) as n from t`.execute(db.kysely)).rows[0]!.n).toBe(2);
+    expect(await pragma(db, 'user_version')).toBe(0);
+  }, 30_000);
 
   it('are not used by other connections (the CLI), which checkpoint in their commits', async () => {
     const { db, file } = open(false);

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db, isUniqueViolation } from '../../src/db/connect.js';
 import { bodyBytes, OffLoopRunner } from '../../src/db/off-loop.js';
 import { Lock } from '../../src/core/lock.js';
+import { helperThreadNice } from '../../src/core/threads.js';
 
 // A SQLite node has a second connection in a thread of its own (src/db/off-loop.ts) for the
 // statements that move megabytes. The two connections' writes take turns in a lock
@@ -265,7 +266,7 @@ describe('the off-loop SQLite connection', () => {
     const { db } = await open();
     // Field 19 of /proc/<tid>/stat is a thread's nice value; the name before it may hold spaces.
     const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
-    const niced = () => readdirSync('/proc/self/task').map(niceOf).filter((nice) => nice === 10).length;
+    const niced = () => readdirSync('/proc/self/task').map(niceOf).filter((nice) => nice === helperThreadNice).length;
     const before = niced();
     const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
     try {

@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
-import { threadExecArgv } from '../../src/core/threads.js';
-import { HtmlPool, type LargeTurn, poolThreadNice, threadResourceLimits } from '../../src/services/html-pool.js';
+import { helperThreadNice, threadExecArgv } from '../../src/core/threads.js';
+import { HtmlPool, type LargeTurn, threadResourceLimits } from '../../src/services/html-pool.js';
 import runTask, { type PoolWorkerData } from '../../src/services/html-worker.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
@@ -62,7 +62,7 @@ describe('HtmlPool', () => {
     // Field 19 of /proc/<tid>/stat is the thread's nice value; the name before it may hold spaces.
     const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
     const nices = readdirSync('/proc/self/task').map(niceOf);
-    expect(nices.filter((nice) => nice === poolThreadNice).length).toBeGreaterThan(0);
+    expect(nices.filter((nice) => nice === helperThreadNice).length).toBeGreaterThan(0);
     expect(getPriority()).toBe(0);
   });
 

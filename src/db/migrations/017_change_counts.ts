@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
 import type { AnchorageMigration } from './columns.js';
-import { changeTopics } from './013_change_notices.js';
+import { type ChangeTopic, changeTopics } from './013_change_notices.js';
+
+/** A trigger named `name` that adds one to `topic`'s count `after` a change of its table. */
+const counting = (name: string, after: string, topic: ChangeTopic): string =>
+  `create trigger ${name} after ${after} begin update change_counts set n = n + 1 where topic = '${topic}'; end`;
 
 /**
  * SQLite's counterpart of migration 013's notices: a count per topic (`keys`, `sites`) that
@@ -11,13 +15,12 @@ import { changeTopics } from './013_change_notices.js';
  * times a second. The triggers watch the same columns as 013's.
  */
 export const sqliteChangeTriggers = [
-  `create trigger api_keys_changed after update of key_hash, revoked_at, read_only, account_id, user_id on api_keys
-    begin update change_counts set n = n + 1 where topic = 'keys'; end`,
-  `create trigger api_keys_deleted after delete on api_keys begin update change_counts set n = n + 1 where topic = 'keys'; end`,
-  `create trigger users_changed after update of staff, account_id on users begin update change_counts set n = n + 1 where topic = 'keys'; end`,
-  `create trigger users_deleted after delete on users begin update change_counts set n = n + 1 where topic = 'keys'; end`,
-  `create trigger sites_changed after update on sites begin update change_counts set n = n + 1 where topic = 'sites'; end`,
-  `create trigger sites_deleted after delete on sites begin update change_counts set n = n + 1 where topic = 'sites'; end`,
+  counting('api_keys_changed', 'update of key_hash, revoked_at, read_only, account_id, user_id on api_keys', 'keys'),
+  counting('api_keys_deleted', 'delete on api_keys', 'keys'),
+  counting('users_changed', 'update of staff, account_id on users', 'keys'),
+  counting('users_deleted', 'delete on users', 'keys'),
+  counting('sites_changed', 'update on sites', 'sites'),
+  counting('sites_deleted', 'delete on sites', 'sites'),
 ];
 
 export const changeCounts: AnchorageMigration = {
