@@ -86,6 +86,8 @@ describe('background checkpoints (SQLite)', () => {
     await writeLarge(db);
     // Another process (the CLI) takes the write lock: the thread's copy of the log succeeds, and
     // its restart's commit waits for the lock (busy_timeout, 5 s) and is refused.
+    // (Should the thread restart the log before the lock is taken, the salts read after it are
+    // the restarted ones, and the test checks the next restart instead of a refused one.)
     const other = new SQLite(file);
     other.exec('begin immediate');
     const before = salts(file);

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db, isUniqueViolation } from '../../src/db/connect.js';
 import { bodyBytes, OffLoopRunner } from '../../src/db/off-loop.js';
 import { Lock } from '../../src/core/lock.js';
-import { helperThreadNice } from '../../src/core/threads.js';
+import { nicedThreads } from '../helpers/threads.js';
 
 // A SQLite node has a second connection in a thread of its own (src/db/off-loop.ts) for the
 // statements that move megabytes. The two connections' writes take turns in a lock
@@ -264,15 +264,12 @@ describe('the off-loop SQLite connection', () => {
 
   it.skipIf(process.platform !== 'linux')('runs its thread below the event loop’s priority, so a 5 MB commit cannot take a core from the loop', async () => {
     const { db } = await open();
-    // Field 19 of /proc/<tid>/stat is a thread's nice value; the name before it may hold spaces.
-    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
-    const niced = () => readdirSync('/proc/self/task').map(niceOf).filter((nice) => nice === helperThreadNice).length;
-    const before = niced();
+    const before = nicedThreads();
     const runner = new OffLoopRunner({ file: join(opened.at(-1)!.dir, 'anchorage.sqlite'), walAutocheckpoint: 0, pageCacheKib: 2_000 });
     try {
       await sql`insert into t (id, x) values (1, 'a')`.execute(db.kysely);
       expect((await runner.run(CompiledQuery.raw('select x from t'))).rows).toEqual([{ x: 'a' }]);
-      expect(niced()).toBe(before + 1);
+      expect(nicedThreads()).toBe(before + 1);
       expect(getPriority()).toBe(0);
     } finally {
       await runner.close();

@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { getPriority } from 'node:os';
 import { text } from 'node:stream/consumers';
@@ -8,11 +7,12 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
 import { sanitizeTrusted } from '../../src/core/html.js';
-import { helperThreadNice, threadExecArgv } from '../../src/core/threads.js';
+import { threadExecArgv } from '../../src/core/threads.js';
 import { HtmlPool, type LargeTurn, threadResourceLimits } from '../../src/services/html-pool.js';
 import runTask, { type PoolWorkerData } from '../../src/services/html-worker.js';
 import { xssVectors } from '../fixtures/xss-vectors.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
+import { nicedThreads } from '../helpers/threads.js';
 import { BACKLINK, INTERNAL, PLAIN_BODY, PROTECTED_BODY, put, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
 /** What the pool answers: the inline outcome, and whether the next body is the current one. */
@@ -59,10 +59,7 @@ describe('HtmlPool', () => {
 
   it.skipIf(process.platform !== 'linux')('runs its threads below the event loop’s priority, so a busy pool cannot starve the loop', async () => {
     await pool.nextBody(1, PROTECTED_BODY, { body: PLAIN_BODY });
-    // Field 19 of /proc/<tid>/stat is the thread's nice value; the name before it may hold spaces.
-    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
-    const nices = readdirSync('/proc/self/task').map(niceOf);
-    expect(nices.filter((nice) => nice === helperThreadNice).length).toBeGreaterThan(0);
+    expect(nicedThreads()).toBeGreaterThan(0);
     expect(getPriority()).toBe(0);
   });
 
