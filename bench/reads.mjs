@@ -279,6 +279,9 @@ const server = start(
   [...startFlags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
 );
 const port = await server.ready;
+// What the server's event-loop thread does, sampled from a process of the bench's own (Linux).
+const watcher = start('./loop-watcher.mjs', { ...process.env, WATCHED_PID: String(server.child.pid) });
+await watcher.ready;
 
 /**
  * The server's peak resident set so far (Linux VmHWM), per phase, to tell which load grows it;
@@ -528,20 +531,27 @@ if (only.includes('loop')) {
     console.log(`  ${rows.at(-1).check}: ${rows.at(-1).measured}`);
     await notePeak('PATCH alone');
   }
-  /** The server's gaps over 50 ms between ticks of a 10 ms timer (bench/server.mjs), each with what its process did meanwhile. */
-  const stallsOf = (stalls) =>
+  /**
+   * The server's gaps over 50 ms between ticks of a 10 ms timer (bench/server.mjs), each with what
+   * its process did meanwhile and how often the watcher saw the loop's thread in each state
+   * (`samples` of bench/loop-watcher.mjs, 2 ms apart; null off Linux).
+   */
+  const stallsOf = (stalls, samples) =>
     stalls.length === 0
       ? ''
       : `; gaps of a 10 ms timer over 50 ms: ${stalls
-          .map(
-            ({ ms, cpuMs, loop, stolenMs, gcMs, kinds, thread }) =>
+          .map(({ ms, from, to, cpuMs, loop, stolenMs, gcMs, kinds }) => {
+            const seen = samples && {};
+            for (const [at, label] of samples ?? []) if (at > from && at <= to) seen[label] = (seen[label] ?? 0) + 1;
+            return (
               `${fmt(ms)} ms (CPU ${fmt(cpuMs)} ms${loop === null ? '' : `; the loop's thread ran ${fmt(loop.ranMs)} ms and waited ${fmt(loop.waitedMs)} ms for a core`}` +
               `${stolenMs === null ? '' : `; the hypervisor took ${fmt(stolenMs)} ms of the machine's CPUs`}; collector ${fmt(gcMs)} ms${kinds ? `: ${kinds}` : ''}` +
-              `${thread === null ? '' : `; the loop's thread seen every 2 ms while late: ${Object.entries(thread).map(([state, n]) => `${state} ×${n}`).join(', ') || 'never'}`})`,
-          )
+              `${seen === null ? '' : `; the loop's thread seen every 2 ms meanwhile: ${Object.entries(seen).map(([state, n]) => `${state} ×${n}`).join(', ') || 'never'}`})`
+            );
+          })
           .join(', ')}`;
   if (chosen('loop under load')) {
-    await server.ask('reset', 'reset');
+    await Promise.all([server.ask('reset', 'reset'), watcher.ask('reset', 'reset')]);
     const [health, smallRead, puts, patches, reads] = await Promise.all([
       cannon(port, { conns: 1, duration: loopSeconds, next: () => ({ method: 'GET', path: '/healthz' }) }),
       cannon(port, { conns: 1, duration: loopSeconds, next: get(`/api/v1/articles/${smallArticleIds[probeTurn++ % 50]}`) }),
@@ -550,6 +560,7 @@ if (only.includes('loop')) {
       cannon(port, { conns: 8, duration: loopSeconds, next: () => get(heavyReads[heavyTurn++ % heavyReads.length])() }),
     ]);
     const loop = await server.ask('report', 'delayMaxMs');
+    const { samples } = await watcher.ask('samples', 'samples');
     const background = `under ${fmt(puts.rps, 1)} PUT/s (5 MB), ${fmt(patches.rps)} PATCH/s, ${fmt(reads.rps)} 1M-row reads/s`;
     rows.push(
       {
@@ -568,7 +579,7 @@ if (only.includes('loop')) {
       },
       {
         check: 'Longest event-loop stall in the server under that load',
-        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls)}; background errors ${puts.errors + patches.errors + reads.errors}${refusalsOf(puts, patches, reads)}`,
+        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors}${refusalsOf(puts, patches, reads)}`,
         ratio: `${fmt(loop.delayMaxMs)} ms`,
         target: '≤ 50 ms',
         ok: loop.delayMaxMs <= 50,
@@ -590,7 +601,7 @@ rows.push({
   target: '< 250 MB',
   ok: peakRssMb < 250,
 });
-await server.stopped();
+await Promise.all([server.stopped(), watcher.stopped()]);
 
 console.log(`\n${dbName}, ${quick ? 'quick' : 'full'} run (${size.bigBacklinks} vs ${size.smallBacklinks} backlinks, ${size.bigArticles} vs ${size.smallArticles} articles), ${connections} connections, ${seconds} s per case, node ${process.version}\n`);
 console.log('| Check | Measured | Ratio | Target | |');

@@ -2,10 +2,9 @@
 // from dist/ on a free port, reporting its event-loop delay and its stalls over 50 ms to the parent
 // over IPC (the parent reads its peak RSS from /proc, at no cost to the server).
 // Settings come from the environment (DATA_DIR or DATABASE_URL, LOG_LEVEL).
-import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { Worker } from 'node:worker_threads';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { loadSettings } = await import(`${dist}/config.js`);
@@ -75,40 +74,6 @@ setInterval(() => {
   tick = now;
 }, 10).unref();
 
-// What the loop's thread is doing while it is late (Linux): a thread of the bench's own looks every
-// 2 ms at a time the loop writes every 2 ms, and while it is more than 15 ms old reads the loop's
-// thread's state, system call and kernel wait channel from /proc (`R running` is running or
-// waiting for a core; `D pwrite64 ext4_da_write_end` is asleep in the kernel, waiting for the
-// disk). This tells a stall of the loop's own work from one blocked in the kernel, which its CPU
-// time and run-queue wait cannot: a thread blocked there neither runs nor waits for a core.
-const loopTask = existsSync('/proc/thread-self') ? readlinkSync('/proc/thread-self').split('/').at(-1) : null;
-const beat = new Float64Array(new SharedArrayBuffer(8));
-const watcher = loopTask && new Worker(
-  `const { parentPort, workerData: { beat, task } } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-// x86-64 numbers of the system calls the loop makes most; others are shown as numbers.
-const calls = { 0: 'read', 1: 'write', 7: 'poll', 17: 'pread64', 18: 'pwrite64', 74: 'fsync', 75: 'fdatasync', 202: 'futex', 232: 'epoll_wait', 281: 'epoll_pwait' };
-const read = (file) => { try { return readFileSync('/proc/self/task/' + task + '/' + file, 'utf8').trim(); } catch { return '?'; } };
-const samples = [];
-setInterval(() => {
-  const at = performance.timeOrigin + performance.now();
-  if (beat[0] === 0 || at - beat[0] < 15) return;
-  const stat = read('stat');
-  const state = stat.charAt(stat.lastIndexOf(')') + 2);
-  const call = read('syscall').split(' ')[0];
-  const label = call === 'running' ? state + ' running' : state + ' ' + (calls[call] ?? call) + ' ' + read('wchan');
-  samples.push([at, label]);
-  if (samples.length > 20000) samples.splice(0, 10000);
-}, 2);
-parentPort.on('message', () => parentPort.postMessage(samples));`,
-  { eval: true, workerData: { beat, task: loopTask } },
-);
-watcher?.unref();
-setInterval(() => (beat[0] = performance.timeOrigin + performance.now()), 2).unref();
-/** The watcher's samples so far: [ms since the epoch, the loop's thread's state]. */
-const watcherSamples = () =>
-  watcher ? new Promise((resolve) => { watcher.once('message', resolve); watcher.postMessage('samples'); }) : Promise.resolve([]);
-
 /** The collections' kinds (`PerformanceGCEntry.detail.kind`). */
 const gcKinds = {
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
@@ -118,22 +83,16 @@ const gcKinds = {
 };
 
 /**
- * Each gap over 50 ms: its length, what the process did meanwhile, and how often the watcher saw
- * the loop's thread in each state (`thread`: label → samples, 2 ms apart; null off Linux).
+ * Each gap over 50 ms: its length, when it was (`from`, `to`: ms since the epoch, to match the
+ * samples of bench/loop-watcher.mjs), and what the process did meanwhile.
  */
-const stallReport = async () => {
-  const samples = await watcherSamples();
-  return stallsOver50.map(({ from, to, cpuMs, loop, stolenMs }) => {
+const stallReport = () =>
+  stallsOver50.map(({ from, to, cpuMs, loop, stolenMs }) => {
     const inside = collections.filter(([start, end]) => end > from && start < to);
     const gcMs = inside.reduce((sum, [start, end]) => sum + Math.min(end, to) - Math.max(start, from), 0);
     const kinds = [...new Set(inside.map(([, , kind]) => gcKinds[kind] ?? `kind ${kind}`))].join(', ');
-    const thread = watcher ? {} : null;
-    for (const [at, label] of samples) {
-      if (thread && at > performance.timeOrigin + from && at <= performance.timeOrigin + to) thread[label] = (thread[label] ?? 0) + 1;
-    }
-    return { ms: to - from, cpuMs, loop, stolenMs, gcMs, kinds, thread };
+    return { ms: to - from, from: performance.timeOrigin + from, to: performance.timeOrigin + to, cpuMs, loop, stolenMs, gcMs, kinds };
   });
-};
 
 // With --profile (STALLS_FILE set): every gap of more than 35 ms between the ticks of a 1 ms timer,
 // in microseconds of the clock the CPU profile's samples use, for bench/stall-profile.mjs; with the
@@ -162,6 +121,7 @@ process.on('message', async (message) => {
   if (message === 'reset') {
     delay.reset();
     stallsOver50.length = 0;
+    collections.length = 0;
     process.send({ reset: true });
   } else if (message === 'report') {
     const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
@@ -169,7 +129,7 @@ process.on('message', async (message) => {
     process.send({
       delayMaxMs: delay.max / 1e6,
       delayP99Ms: delay.percentile(99) / 1e6,
-      stalls: await stallReport(),
+      stalls: stallReport(),
       rssMb: rss / 2 ** 20,
       memory: `heap ${mb(heapUsed)}/${mb(heapTotal)} (${spaces()}), external ${mb(external)} (array buffers ${mb(arrayBuffers)})`,
     });
