@@ -6,7 +6,7 @@
 // own work from one blocked in the kernel, which its CPU time and run-queue wait cannot: a thread
 // blocked there neither runs nor waits for a core. It ran as a thread inside the service's process
 // until 2026-11-30, where its V8 heap, stack and malloc arena were in the RSS the bench measures (a
-// thread like it adds 14 MB to a bare node; the bench's peaks fell by 2–10 MB without it).
+// thread like it adds 14 MB to a bare node; the bench's peaks fell by 2–15 MB without it).
 // It samples from a 'reset' to the next 'samples', which is answered with `{ samples }`: [ms since
 // the epoch, label], at most the last minute's (null off Linux).
 import { existsSync, readFileSync } from 'node:fs';
