@@ -167,6 +167,8 @@ export class ArticleWritesService {
     private readonly activity: ActivityLog,
     private readonly allowance: EditAllowance,
     private readonly idempotency: IdempotencyStore,
+    /** Told once a change of an article committed, or failed (`ArticlesService.changed`). */
+    private readonly changed: () => void,
   ) {}
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
@@ -378,10 +380,12 @@ export class ArticleWritesService {
       }
       await storeMedia?.(trx);
       return result;
-    }).catch((error: unknown) => {
-      if (error === articleMoved) return undefined;
-      throw error;
-    });
+    })
+      .catch((error: unknown) => {
+        if (error === articleMoved) return undefined;
+        throw error;
+      })
+      .finally(this.changed);
     if (result && entry) this.activity.committed(entry);
     return result;
   }

@@ -55,6 +55,7 @@ export function createServices(deps: ServiceDeps) {
   const media: MediaStore =
     deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);
   const htmlPool = new HtmlPool(deps.htmlPool);
+  const articles = new ArticlesService(kysely, sites, counters, db.offLoop, db.watchChanges('articles'));
   const articleWrites = new ArticleWritesService(
     kysely,
     db.dialect,
@@ -65,12 +66,13 @@ export function createServices(deps: ServiceDeps) {
     activity,
     editAllowance,
     new IdempotencyStore(kysely, clock),
+    () => articles.changed(),
   );
   return {
     db,
     clock,
     sites,
-    articles: new ArticlesService(kysely, sites, counters, db.offLoop),
+    articles,
     backlinks: new BacklinksService(kysely, sites, counters),
     stats: new StatsService(sites, counters, clock),
     counters,

@@ -57,4 +57,32 @@ describe('KeptRows', () => {
     expect(await kept.get('a', read('a'))).toBe(2);
     expect(reads).toEqual(['a']);
   });
+
+  it('with room: keeps rows within the budget, dropping the first kept, and never one larger than the largest', async () => {
+    const room = { size: (row: number) => row, budget: 10, largest: 6 };
+    const kept = new KeptRows<string, number>(() => false, 100, room);
+    const { reads, read } = reader({ a: 4, b: 5, c: 3, big: 7 });
+    // a + b fit (9); c makes 12, so a goes; a again makes 12, so b goes.
+    for (const key of ['a', 'b', 'a', 'b', 'c', 'b', 'c', 'a', 'c']) await kept.get(key, read(key));
+    expect(reads).toEqual(['a', 'b', 'c', 'a']);
+    await kept.get('big', read('big'));
+    await kept.get('big', read('big'));
+    expect(reads.slice(4)).toEqual(['big', 'big']);
+    for (const key of ['c', 'a']) await kept.get(key, read(key));
+    expect(reads).toHaveLength(6);
+  });
+
+  it('with room: a row read twice at once counts once, and forgetting frees its room', async () => {
+    const room = { size: (row: number) => row, budget: 10, largest: 10 };
+    const kept = new KeptRows<string, number>(() => false, 100, room);
+    const { reads, read } = reader({ a: 5, b: 5, c: 10 });
+    await Promise.all([kept.get('a', read('a')), kept.get('a', read('a'))]);
+    await kept.get('b', read('b'));
+    // Counted twice, a would have pushed b out: both are kept.
+    for (const key of ['a', 'b']) await kept.get(key, read(key));
+    expect(reads).toEqual(['a', 'a', 'b']);
+    kept.forget();
+    for (const key of ['c', 'c']) await kept.get(key, read(key));
+    expect(reads).toEqual(['a', 'a', 'b', 'c']);
+  });
 });

@@ -8,8 +8,9 @@ import { protectedLinksOf } from '../../src/core/html.js';
 import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';
+import { sqliteArticleTriggers } from '../../src/db/migrations/018_article_notices.js';
 import { migrate } from '../../src/db/migrate.js';
-import { dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
   BACKLINK,
@@ -313,5 +314,76 @@ describe('SQLite prepared statements', () => {
       await db.kysely.destroy();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('article answers kept in memory', () => {
+  /** An article whose answer the node keeps: read a few times, so a PostgreSQL node listens by then. */
+  const keptArticle = async (options: Parameters<typeof seedArticle>[1] = {}) => {
+    const seeded = await seedArticle(h.services, options);
+    for (let i = 0; i < 3; i++) {
+      expect((await getArticle(h, seeded.articleId, seeded.customer.key)).status).toBe(200);
+      await setTimeout(100);
+    }
+    return seeded;
+  };
+  const bodyOf = (response: { body: unknown }) => (response.body as { data: { body: string } }).data.body;
+  /** Changes an article elsewhere with its notice (PostgreSQL) or count (SQLite) switched off. */
+  const unheard = async (statement: string) => {
+    if (dialectName === 'postgres') {
+      await elsewhere('alter table articles disable trigger articles_changed');
+      try {
+        await elsewhere(statement);
+      } finally {
+        await elsewhere('alter table articles enable trigger articles_changed');
+      }
+      return;
+    }
+    await elsewhere('drop trigger articles_changed');
+    try {
+      await elsewhere(statement);
+    } finally {
+      await elsewhere(sqliteArticleTriggers.find((create) => create.startsWith('create trigger articles_changed '))!);
+    }
+  };
+  const moved = `<p>Moved on.</p>${PROTECTED_BODY}`;
+
+  it('a kept answer costs no query; this node’s own edit is answered at once, with its new ETag', async () => {
+    const { customer, articleId } = await keptArticle();
+    // Changed without its notice or count: the node answers from memory, so it did not read the row.
+    await unheard(`update articles set body = '<p>Unheard.</p>' where id = ${articleId}`);
+    const kept = await getArticle(h, articleId, customer.key);
+    expect(bodyOf(kept)).toBe(PROTECTED_BODY);
+    // The edit starts from the stored row, whose body has no protected links now: it adds none.
+    const edited = await put(h, articleId, customer.key, { body: '<p>Edited.</p>' });
+    expect(edited.status).toBe(200);
+    const read = await getArticle(h, articleId, customer.key);
+    expect(bodyOf(read)).toBe('<p>Edited.</p>');
+    expect(read.headers.etag).toBe(edited.headers.etag);
+    expect(read.headers.etag).not.toBe(kept.headers.etag);
+  });
+
+  it('an edit elsewhere (another node, the CLI) is answered within 100 ms', async () => {
+    const { customer, articleId } = await keptArticle();
+    await elsewhere(`update articles set body = '${moved}', version = version + 1 where id = ${articleId}`);
+    await setTimeout(150);
+    const read = await getArticle(h, articleId, customer.key);
+    expect(bodyOf(read)).toBe(moved);
+    expect(read.headers.etag).toBe(`"a${articleId}-v2"`);
+  });
+
+  it('a kept answer is still not found for another account’s key, and found for staff', async () => {
+    const { articleId } = await keptArticle();
+    const other = await seedArticle(h.services);
+    expect((await getArticle(h, articleId, other.customer.key)).status).toBe(404);
+    const staff = await createCustomer(h.services, { staff: true });
+    expect(bodyOf(await getArticle(h, articleId, staff.key))).toBe(PROTECTED_BODY);
+  });
+
+  it('a body over 64 Ki characters is read every time', async () => {
+    const large = `${PROTECTED_BODY}<p>${'long text '.repeat(7_000)}</p>`;
+    const { customer, articleId } = await keptArticle({ body: large });
+    await unheard(`update articles set body = '${moved}' where id = ${articleId}`);
+    expect(bodyOf(await getArticle(h, articleId, customer.key))).toBe(moved);
   });
 });

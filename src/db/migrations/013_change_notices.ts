@@ -6,9 +6,10 @@ export const changesChannel = 'anchorage_changes';
 
 /**
  * What a node keeps in memory, as the payload of a notice: `keys`, the API keys it has looked up
- * (a key or its user changed or went); `sites`, the sites it has read (one changed or went).
+ * (a key or its user changed or went); `sites`, the sites it has read (one changed or went);
+ * `articles`, the articles it has answered with (one changed or went: migration 018).
  */
-export const changeTopics = ['keys', 'sites'] as const;
+export const changeTopics = ['keys', 'sites', 'articles'] as const;
 export type ChangeTopic = (typeof changeTopics)[number];
 
 export const changeNotices: AnchorageMigration = {

@@ -3,7 +3,7 @@ import type { AnchorageMigration } from './columns.js';
 import { type ChangeTopic, changeTopics } from './013_change_notices.js';
 
 /** A trigger named `name` that adds one to `topic`'s count `after` a change of its table. */
-const counting = (name: string, after: string, topic: ChangeTopic): string =>
+export const counting = (name: string, after: string, topic: ChangeTopic): string =>
   `create trigger ${name} after ${after} begin update change_counts set n = n + 1 where topic = '${topic}'; end`;
 
 /**
