@@ -205,18 +205,22 @@ export class ArticlesService {
    * The answers of articles with bodies up to 64 Ki characters are kept until an article changes
    * (here: `changed`; on another node or by the CLI: `Db.watchChanges`), as API keys and sites are:
    * a read of a kept article reads nothing. Under the bench's load, reading and mapping the row
-   * cost the event loop as much as the key's lookup and limit together.
+   * cost the event loop more than the key's lookup and limit together.
    */
   async getAnswer(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody<string | TextPieces>; etag: string }> {
-    const answer = await this.answers.get(articleId, () => this.answerOf(articleId));
+    const answer = await this.answers.get(articleId, () => this.answerOf(actor, articleId));
+    // Kept by whoever read it first: the ownership check holds for every read.
     if (!answer || !(readsEveryAccount(actor) || answer.accountId === actor.accountId)) throw notFound('article');
     return answer;
   }
 
-  /** The answer of an article, whoever reads it. */
-  private async answerOf(articleId: number): Promise<KeptAnswer | undefined> {
-    const row = await withLargeBody(() => this.readable(this.byId, [articleId]), (read) => bodyPieces(this.db, articleId, read.version));
-    return row && { article: withBody(row, row.body, storedProtectedLinks(row)), etag: articleETag(row), accountId: row.account_id };
+  /**
+   * The answer of an article the actor may read, else "not found": read within the actor's
+   * account, so another account's large body is never read to answer that it is not found.
+   */
+  private async answerOf(actor: Actor, articleId: number): Promise<KeptAnswer> {
+    const row = await this.visibleWith(actor, articleId, (read) => bodyPieces(this.db, articleId, read.version));
+    return { article: withBody(row, row.body, storedProtectedLinks(row)), etag: articleETag(row), accountId: row.account_id };
   }
 
   /** The stored article if the actor may read it; another account's is "not found". */

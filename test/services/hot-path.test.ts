@@ -380,6 +380,17 @@ describe('article answers kept in memory', () => {
     expect(bodyOf(await getArticle(h, articleId, staff.key))).toBe(PROTECTED_BODY);
   });
 
+  it('another account’s read keeps nothing: it is not found without the article being read', async () => {
+    const { customer, articleId } = await seedArticle(h.services);
+    const other = await seedArticle(h.services);
+    for (let i = 0; i < 3; i++) {
+      expect((await getArticle(h, articleId, other.customer.key)).status).toBe(404);
+      await setTimeout(100);
+    }
+    await unheard(`update articles set body = '${moved}' where id = ${articleId}`);
+    expect(bodyOf(await getArticle(h, articleId, customer.key))).toBe(moved);
+  });
+
   it('a body over 64 Ki characters is read every time', async () => {
     const large = `${PROTECTED_BODY}<p>${'long text '.repeat(7_000)}</p>`;
     const { customer, articleId } = await keptArticle({ body: large });
