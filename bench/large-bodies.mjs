@@ -1,7 +1,7 @@
 // Every request that carries or reads a 5 MB article body, each sent alone: how long the server's
 // event loop was held (the longest delay of a 1 ms monitor while it ran). Issue 10, item 3: no
 // request may hold the loop for more than about 50 ms, whatever its input. The service runs in a
-// process of its own (bench/server.mjs, with the variables and flags `npm start` gives it).
+// process of its own (bench/server.mjs, run as `npm start` runs the service: plain node, no flags).
 //
 //   npm run build && node bench/large-bodies.mjs                       # SQLite
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/large-bodies.mjs   # schema "bench_large"
@@ -9,7 +9,7 @@
 //                                                      # stalls in bench/profiles/ (bench/stall-profile.mjs)
 import { mkdirSync } from 'node:fs';
 import pino from 'pino';
-import { dist, freshDatabase, start, startSettings } from './service.mjs';
+import { dist, freshDatabase, start } from './service.mjs';
 
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
@@ -60,15 +60,14 @@ const imported = await runtime.services.importer.run({
 const articleId = imported.sites[0].article_ids[0];
 await runtime.close();
 
-const { variables, flags } = startSettings();
 const args = process.argv.slice(2);
 const profileDir = new URL('./profiles', import.meta.url).pathname;
 const profile = args.includes('--profile');
 if (profile) mkdirSync(profileDir, { recursive: true });
 const { ready, ask, stopped } = start(
   './server.mjs',
-  { ...env, ...variables, ...(profile ? { STALLS_FILE: `${profileDir}/stalls.json` } : {}) },
-  [...flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+  { ...env, ...(profile ? { STALLS_FILE: `${profileDir}/stalls.json` } : {}) },
+  profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
 );
 const port = await ready;
 const base = `http://127.0.0.1:${port}`;

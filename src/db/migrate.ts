@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import type { Db, DialectName } from './connect.js';
 import type { Database } from './schema.js';
 import type { AnchorageMigration } from './migrations/columns.js';

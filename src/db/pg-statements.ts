@@ -61,5 +61,6 @@ export function namedStatements(pool: pg.Pool): PostgresPool {
       return wrapper;
     },
     end: () => pool.end(),
+    options: pool.options,
   };
 }

@@ -20,7 +20,7 @@ class TracedConnection implements DatabaseConnection {
     return inSpan(name, attributes, () => this.inner.executeQuery<R>(query));
   }
 
-  async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+  async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
     const { name, attributes } = spanOf(this.system, query);
     const span = tracer.startSpan(name, { attributes });
     try {

@@ -104,7 +104,7 @@ export async function collectPages(
   const items: { id: number }[] = [];
   const sep = url.includes('?') ? '&' : '?';
   let page = 1;
-  let lastPage = 1;
+  let lastPage: number;
   do {
     const res = await apiGet(app, `${url}${sep}page=${page}&per_page=${perPage}`, key);
     if (res.status !== 200) throw new Error(`page ${page}: ${res.status} ${res.text}`);

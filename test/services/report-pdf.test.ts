@@ -11,13 +11,14 @@ const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve(
 
 /** The text of every page of a PDF, as a reader's text layer (pdf.js) gives it; and the page count. */
 async function readPdf(bytes: Buffer): Promise<{ text: string; pages: number }> {
-  const pdf = await getDocument({ data: new Uint8Array(bytes), standardFontDataUrl, isEvalSupported: false }).promise;
+  const loading = getDocument({ data: new Uint8Array(bytes), standardFontDataUrl });
+  const pdf = await loading.promise;
   const pages: string[] = [];
   for (let n = 1; n <= pdf.numPages; n += 1) {
     const content = await (await pdf.getPage(n)).getTextContent();
     pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
   }
-  await pdf.destroy();
+  await loading.destroy();
   return { text: pages.join('\n'), pages: pdf.numPages };
 }
 

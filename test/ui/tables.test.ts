@@ -88,7 +88,7 @@ describe.skipIf(!runInBrowser)('tables fit their cards or scroll visibly', () =>
     paths.push(
       '/app',
       ...sites.map((site) => `/app/sites/${site.id}`),
-      `/app/sites/${sites[0]!.id}?month=${new Date().toISOString().slice(0, 7)}`,
+      `/app/sites/${sites[0]!.id}?month=${h.clock.now().toISOString().slice(0, 7)}`,
       `/app/articles/${articleId}/revisions`,
       `/app/articles/${articleId}/revisions/diff?a=${revisions.at(-1)!.id}&b=${revisions[0]!.id}`,
       '/app/connect',

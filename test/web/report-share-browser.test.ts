@@ -25,7 +25,7 @@ describe('a report share link in Chromium', () => {
     if (!address || typeof address === 'string') throw new Error('no port');
     base = `http://127.0.0.1:${address.port}`;
     const owner = await createCustomer(h.services);
-    const month = new Date().toISOString().slice(0, 7);
+    const month = h.clock.now().toISOString().slice(0, 7);
     const { siteId } = await seedSite(h.services, owner.email, {
       name: 'Browser Bakery',
       website_url: 'https://browser-bakery.example',
