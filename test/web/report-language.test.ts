@@ -112,6 +112,7 @@ describe('report locale', () => {
   });
 });
 
+// A report's first PDF starts a pool thread and loads pdfkit there: its tests get 60 s on a loaded machine.
 describe('reports in the language of the site', () => {
   let h: Harness;
   let browser: InjectBrowser;
@@ -273,7 +274,7 @@ describe('reports in the language of the site', () => {
     const es = await pdfTextOf((await browser.get(`/app/sites/${spanish}/report.pdf?month=2026-11`)).rawPayload);
     for (const text of ['Informe mensual', 'Resumen: noviembre de 2026', 'Artículos publicados en noviembre de 2026 (1)', 'Backlinks conseguidos en noviembre de 2026 (2)', '3 nov 2026', 'Texto ancla'])
       expect(es, text).toContain(text);
-  });
+  }, 60_000);
 
   it('prints Greek and Cyrillic content in the PDF, not "?", with English words for a language without a catalogue', async () => {
     const text = await pdfTextOf((await browser.get(`/app/sites/${greek}/report.pdf?month=2026-11`)).rawPayload);
@@ -283,7 +284,7 @@ describe('reports in the language of the site', () => {
     expect(text).toContain('Свежий хлеб');
     expect(text).toContain('Monthly report');
     expect(text).toContain('Articles published in November 2026 (1)');
-  });
+  }, 60_000);
 });
 
 /** The decoded subject and text of a raw MIME message as nodemailer writes it (encoded words; quoted-printable or base64). */
@@ -363,5 +364,5 @@ describe('the monthly e-mail in the language of the site', () => {
     expect(text).toContain('Der vollständige Bericht mit allen Artikeln und Backlinks ist als PDF angehängt.');
     expect(text).toMatch(/Diesen Bericht abbestellen: http\S+\/unsubscribe\/ru_/);
     expect(text).not.toContain('Monthly report');
-  });
+  }, 60_000);
 });
