@@ -47,7 +47,7 @@ function limitHeapGrowth(percent: number): void {
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
   settings: Settings,
-  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean } = {},
+  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean; lockWaitMs?: number } = {},
 ): Promise<Runtime> {
   limitHeapGrowth(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
@@ -55,6 +55,7 @@ export async function openRuntime(
     traced: settings.tracing,
     checkpointInBackground: true,
     poolSize: settings.databasePoolSize,
+    lockWaitMs: options.lockWaitMs,
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);
@@ -76,6 +77,7 @@ export async function openRuntime(
   const services = createServices({
     db,
     media: { store: settings.mediaStore, dir: join(settings.dataDir, 'media') },
+    activitySpillDir: join(settings.dataDir, 'activity-spill'),
     publicUrl: settings.publicUrl,
     maxImageBytes: settings.maxImageBytes,
     clock: options.clock ?? systemClock,
