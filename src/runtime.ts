@@ -55,6 +55,7 @@ export async function openRuntime(
     traced: settings.tracing,
     checkpointInBackground: true,
     poolSize: settings.databasePoolSize,
+    listenUrl: settings.databaseListenUrl,
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);

@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorBody, type FieldIssue, type FieldWords, issueFields, notFound, validationFailed } from '../core/errors.js';
+import { DatabaseUnavailable } from '../db/unavailable.js';
 
 const requestWords: FieldWords = { whole: '(request)', notTaken: 'This request does not take this field.' };
 
@@ -13,6 +14,7 @@ export const fieldsOf = (issues: readonly FieldIssue[]) => issueFields(issues, r
 /** Maps anything thrown while serving a request to one error of the catalogue. */
 export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
+  if (error instanceof DatabaseUnavailable) return error.toAppError();
   const fastifyError = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fastifyError)) {
     // A path id that is not an integer names no resource.
@@ -136,6 +138,7 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request);
     if (leftBeforeTheAnswer(error, reply)) request.log.info('the client left before the answer was sent');
+    else if (error instanceof DatabaseUnavailable) request.log.warn({ err: error.cause }, 'database connection failed');
     else if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, appError);
   });

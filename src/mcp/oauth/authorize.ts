@@ -212,6 +212,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   app.setErrorHandler((error, request, reply) => {
     const appError = error instanceof AppError ? error : toAppError(error, request);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
     return problemPage(reply, appError.status, appError.message);
   });
 
