@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentConnectionMs, trustMs } from '../../src/db/change-notices.js';
 import { FreezableProxy } from '../helpers/freezable-proxy.js';
 import { type Harness, isolatedPostgresUrl, startHarness, testDatabaseUrl } from '../helpers/harness.js';
-import { type ApiResponse, getArticle, newKey, patch, seedArticle, type SeededArticle } from '../helpers/write-fixtures.js';
+import type { ApiResponse } from '../helpers/fixtures.js';
+import { getArticle, newKey, patch, seedArticle, type SeededArticle } from '../helpers/write-fixtures.js';
 
 // Two nodes on one PostgreSQL schema, as a deployment runs them. Their connections carry an
 // application_name of this file's own, so terminating them leaves every other test's alone.
