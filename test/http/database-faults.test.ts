@@ -3,6 +3,7 @@ import { setTimeout } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentConnectionMs, trustMs } from '../../src/db/change-notices.js';
+import { manualGrant, rawMcp } from '../mcp/oauth-client.js';
 import { FreezableProxy } from '../helpers/freezable-proxy.js';
 import { type Harness, isolatedPostgresUrl, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import type { ApiResponse } from '../helpers/fixtures.js';
@@ -106,7 +107,7 @@ describe.skipIf(!testDatabaseUrl)('PostgreSQL: connections that fail', () => {
     proxy = new FreezableProxy(url.hostname, Number(url.port || 5432));
     const listenUrl = new URL(url);
     listenUrl.host = `127.0.0.1:${await proxy.start()}`;
-    a = await startHarness({ env: { DATABASE_URL: url.toString() } });
+    a = await startHarness({ listen: true, env: { DATABASE_URL: url.toString() } });
     b = await startHarness({ env: { DATABASE_URL: url.toString(), DATABASE_LISTEN_URL: listenUrl.toString() } });
   });
 
@@ -135,6 +136,56 @@ describe.skipIf(!testDatabaseUrl)('PostgreSQL: connections that fail', () => {
       const answers = [await getArticle(node, seeded.articleId, seeded.customer.key)];
       answers.push(await patch(node, seeded.articleId, seeded.customer.key, { meta_description: `After the end ${node === a ? 'A' : 'B'}.` }));
       expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    }
+  });
+
+  it('requests waiting on the database when their connections end answer 503 with Retry-After (REST), service_unavailable (MCP)', async () => {
+    const seeded = await seedArticle(a.services);
+    const { key } = seeded.customer;
+    const grant = await manualGrant(a.settings.publicUrl, seeded.customer.email);
+    // Not one of the nodes' connections: it outlives their termination.
+    const locker = new pg.Client({ connectionString: shared.url });
+    await locker.connect();
+    let answers: [ApiResponse, ApiResponse, Response];
+    try {
+      await locker.query('begin');
+      await locker.query('lock table articles in access exclusive mode');
+      const waiting = Promise.all([
+        getArticle(b, seeded.articleId, key),
+        patch(a, seeded.articleId, key, { meta_description: 'Never saved.' }),
+        rawMcp(a.settings.publicUrl, grant.tokens.access_token as string, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'get_article', arguments: { article_id: seeded.articleId } },
+        }),
+      ]);
+      await within(10_000, async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          "select count(*)::int as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
+          [appName],
+        );
+        return rows[0]!.n >= 3;
+      });
+      await terminateNodesConnections();
+      answers = await waiting;
+    } finally {
+      await locker.query('rollback');
+      await locker.end();
+    }
+
+    const [read, write, tool] = answers;
+    expectServedOrUnavailable([read, write]);
+    expect([read.status, write.status]).toEqual([503, 503]);
+    expect(tool.status).toBe(200);
+    const { result } = (await tool.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(result.content[0]!.text)).toMatchObject({ error: 'service_unavailable' });
+    expect(uncaught).toEqual([]);
+    // The refused write changed nothing; both nodes serve again.
+    for (const node of [a, b]) {
+      const answer = await getArticle(node, seeded.articleId, key);
+      expect([answer.status, metaOf(answer)]).toEqual([200, 'Original meta.']);
     }
   });
 
