@@ -115,6 +115,8 @@ export class ChangeListener {
       this.failed(client, error);
       return;
     }
+    // Closed, or given up as silent, while it connected.
+    if (this.client !== client) return;
     this.listening = true;
     this.tick(client);
   }

@@ -1,7 +1,7 @@
 import { AppError } from '../core/errors.js';
 
 /** Seconds a client should wait before retrying a request whose database connection failed. */
-export const databaseRetryAfter = 2;
+const databaseRetryAfter = 2;
 
 /** SQLSTATEs of a connection PostgreSQL ended or would not open (shutdown, restart, too many, timeouts). */
 const endedConnectionStates = new Set(['57P01', '57P02', '57P03', '57P05', '53300', '25P03']);
@@ -13,7 +13,7 @@ const socketFailures = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOU
 const driverFailure = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
 
 /** Whether `error` is the failure of the connection itself rather than of the statement it ran. */
-export function isConnectionFailure(error: unknown): boolean {
+function isConnectionFailure(error: unknown): boolean {
   if (error instanceof DatabaseUnavailable) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code.startsWith('08') || endedConnectionStates.has(code) || socketFailures.has(code);
