@@ -33,8 +33,9 @@ export interface Db {
    * A watch of the rows of `topic` that this process keeps in memory: each call of the watch
    * tells whether they may have changed elsewhere since its last call that said so. SQLite:
    * migration 017's triggers counted a change of them (by any connection), seen within 100 ms. PostgreSQL:
-   * migration 013's triggers sent a notice of `topic`, or this process is not listening for
-   * notices (yet, or since its listening connection failed).
+   * migration 013's triggers sent a notice of `topic`, or this process has not heard its own
+   * heartbeat notice for a while (not listening yet, its listening connection failed or went
+   * silent: change-notices.ts).
    */
   watchChanges: (topic: ChangeTopic) => () => boolean;
 }
@@ -53,6 +54,8 @@ export interface ConnectOptions {
    * with SQLITE_BUSY (`defaultLockWaitMs`: a serving node's requests then answer 503; the CLI waits longer).
    */
   lockWaitMs?: number;
+  /** PostgreSQL: the address of the connection that listens for change notices (`DATABASE_LISTEN_URL`), else the database's. */
+  listenUrl?: string;
 }
 
 /**
@@ -64,6 +67,20 @@ function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client:
   const types = pg.types;
   types.setTypeParser(types.builtins.INT8, (v) => Number(v));
   return { pool: new pg.Pool({ connectionString: url, max: poolSize }), Client: pg.Client };
+}
+
+/**
+ * A connection PostgreSQL ends (a restart, a failover, `pg_terminate_backend`, an idle timeout, a
+ * pooler's restart) makes its client emit 'error', in the pool or lent to a query, and an
+ * EventEmitter's 'error' without a listener ends the process. The query it ran fails
+ * (DatabaseUnavailable: 503), the pool drops the client and opens another for the next query.
+ */
+function survivesFailedConnections(pool: pg.Pool, warn: ConnectOptions['warn']): void {
+  // A client's own listener hears it whether idle or lent; the pool re-emits an idle one's.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', (error) => warn?.('a database connection failed; the pool opens another', error));
+  });
 }
 
 /**
@@ -93,7 +110,8 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { pool, Client } = postgresDriver(databaseUrl, options.poolSize ?? defaultPoolSize);
-    const changes = new ChangeListener(Client, databaseUrl, options.warn);
+    survivesFailedConnections(pool, options.warn);
+    const changes = new ChangeListener(Client, options.listenUrl ?? databaseUrl, options.warn);
     const statements = namedStatements(pool);
     const end = async () => {
       await changes.close();

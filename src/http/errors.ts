@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorBody, type FieldIssue, type FieldWords, issueFields, notFound, validationFailed } from '../core/errors.js';
 import { storageFailureOf } from '../db/failures.js';
+import { DatabaseUnavailable } from '../db/unavailable.js';
 
 const requestWords: FieldWords = { whole: '(request)', notTaken: 'This request does not take this field.' };
 
@@ -16,6 +17,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const storage = storageFailureOf(error);
   if (storage) return storage.error;
+  if (error instanceof DatabaseUnavailable) return error.toAppError();
   const fastifyError = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fastifyError)) {
     // A path id that is not an integer names no resource.
@@ -145,6 +147,7 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request);
     if (leftBeforeTheAnswer(error, reply)) request.log.info('the client left before the answer was sent');
+    else if (error instanceof DatabaseUnavailable) request.log.warn({ err: error.cause }, 'database connection failed');
     else if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
     else logStorageFailure(error, request);
     return sendError(request, reply, appError);

@@ -2,6 +2,7 @@ import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Too
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import { storageFailureOf } from '../db/failures.js';
+import { DatabaseUnavailable } from '../db/unavailable.js';
 import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
@@ -82,11 +83,13 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
     result = { structuredContent: structured, content: textOf(structured) };
     outcome = { status: 200, error: null };
   } catch (error) {
-    if (!(error instanceof AppError)) call.onInternalError(error);
+    if (!(error instanceof AppError) && !(error instanceof DatabaseUnavailable)) call.onInternalError(error);
     const appError =
       error instanceof AppError
         ? error
-        : (storageFailureOf(error)?.error ?? new AppError('internal_error', 'Something went wrong on our side; try again later.'));
+        : error instanceof DatabaseUnavailable
+          ? error.toAppError()
+          : (storageFailureOf(error)?.error ?? new AppError('internal_error', 'Something went wrong on our side; try again later.'));
     // No structuredContent: clients check it against the success outputSchema, errors included (1.x SDK).
     result = { isError: true, content: textOf(boundedError(appError.toBody(), call.resultMaxChars)) };
     outcome = { status: appError.status, error: appError.code };

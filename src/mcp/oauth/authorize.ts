@@ -213,6 +213,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     const appError = error instanceof AppError ? error : toAppError(error, request);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
     else logStorageFailure(error, request);
+    if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
     return problemPage(reply, appError.status, appError.message);
   });
 
