@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { CurrentState } from '../core/article-body.js';
+import { checkTitle } from '../core/article-rules.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { jsonSha256 } from '../core/secrets.js';
@@ -172,7 +173,8 @@ export class ArticleWritesService {
   ) {}
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
-  replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
+  async replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
+    checkTitle(input.title);
     return this.write(
       actor,
       articleId,
@@ -186,7 +188,8 @@ export class ArticleWritesService {
   }
 
   /** PATCH: title, meta description and exact replacements in the body as GET returns it. */
-  edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
+  async edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
+    checkTitle(input.title);
     return this.write(actor, articleId, 'editArticle', input, options, input.reason, async (row) =>
       withTexts(row, input, await this.bodyFor(actor, row, { replacements: input.replacements ?? [] })),
     );
