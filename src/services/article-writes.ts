@@ -209,11 +209,16 @@ export class ArticleWritesService {
     }));
   }
 
-  /** Restores an earlier revision from the UI, as a new revision of origin editor. */
-  restore(actor: Actor, articleId: number, revisionId: number): Promise<WriteResult> {
-    return this.write(actor, articleId, 'restoreRevision', revisionId, {}, `Restored revision ${revisionId}`, async (row) => {
-      const revision = await this.revisions.get(row.id, revisionId);
-      if (!revision) throw new AppError('not_found', 'No such revision of this article.');
+  /**
+   * Restores an earlier revision from the UI, as a new revision of origin editor. The revision is
+   * named by its number within the article (1 for the first), as the UI shows it and the reason records it.
+   */
+  restore(actor: Actor, articleId: number, revisionNumber: number): Promise<WriteResult> {
+    return this.write(actor, articleId, 'restoreRevision', revisionNumber, {}, `Restored revision ${revisionNumber}`, async (row) => {
+      const revision = await this.revisions.byNumber(row.id, revisionNumber);
+      if (!revision) throw new AppError('not_found', 'This article has no revision with this number.');
+      // A revision saved before the title rule held may carry a blank title: restoring it is refused as any such write.
+      checkTitle(revision.title);
       return {
         title: revision.title,
         meta_description: revision.meta_description,
