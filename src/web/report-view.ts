@@ -118,8 +118,13 @@ export function backlinkRows(backlinks: Backlink[]): SafeHtml[] {
   );
 }
 
-/** A report page's title: the site and the month. */
-export const reportTitle = (site: SiteRow, month: string): string => `${site.name ?? `Site ${site.id}`} · ${monthLabel(month)}`;
+/** A report page's title: the site and the month (the current one "so far"). */
+export const reportTitle = (site: SiteRow, month: string, span: ReportSpan): string =>
+  `${site.name ?? `Site ${site.id}`} · ${monthLabel(month)}${span.toDate ? ' so far' : ''}`;
+
+/** The month of a report heading, marked "so far" while it is the current, partial month. */
+export const reportMonthHeading = (month: string, span: ReportSpan): SafeHtml =>
+  html`${monthLabel(month)}${span.toDate ? html` <span class="badge badge-partial" data-partial-month>so far</span>` : ''}`;
 
 /** The report's days in words ("Nov 2026", or "Dec 2026 so far") and the days its numbers are compared with. */
 export function reportPeriod(month: string, span: ReportSpan): { period: string; compared: string } {

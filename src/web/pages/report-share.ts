@@ -8,8 +8,8 @@ import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../s
 import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportRowLimit, sendPdf, validMonth } from '../report-data.js';
-import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
+import { loadMonthlyReport, reportMonth, reportRowLimit, sendPdf } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportMonthHeading, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
 interface ShareForm {
@@ -146,7 +146,7 @@ function sharedReport(report: MonthlyReport, token: string, currentMonth: string
   return html`<div class="page-head">
   <div>
     <p class="eyebrow">Monthly report</p>
-    <h1>${siteHeading(site)} <span class="muted thin">· ${monthLabel(month)}</span></h1>
+    <h1>${siteHeading(site)} <span class="muted thin">· ${reportMonthHeading(month, report.span)}</span></h1>
     <p class="muted">${site.website_url ? externalLink(site.website_url) : ''}</p>
   </div>
   <div class="actions no-print"><a class="button" href="/share/${token}/report.pdf?month=${month}" download>Download PDF</a></div>
@@ -288,20 +288,31 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     });
   });
 
-  /** The month a link shows: the one asked for up to the current month, else the current month. */
-  const shownMonth = (value: unknown): string => {
-    const asked = validMonth(textField(value));
-    return asked && asked <= currentMonth() ? asked : currentMonth();
+  /** The month a link shows (`reportMonth`), or the page saying why there is no report for the month asked for. */
+  const shownMonth = (value: unknown, token: string): string | SafeHtml => {
+    try {
+      return reportMonth(textField(value), services.clock.now());
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const reason = Object.values(error.details.fields ?? {}).flat().join(' ') || error.message;
+      return html`<section class="card narrow error-page">
+  <p class="eyebrow">Error ${error.status}</p>
+  <h1>No report for this month</h1>
+  <p>${reason}</p>
+  <p><a class="button" href="/share/${token}">Show ${monthLabel(currentMonth())} so far</a></p>
+</section>`;
+    }
   };
 
   app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token', async (request, reply) => {
     const opened = await services.reportShares.open(request.params.token, request.info);
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
-    const month = shownMonth(request.query.month);
+    const month = shownMonth(request.query.month, request.params.token);
+    if (typeof month !== 'string') return sendSharePage(reply, 'No report for this month', month, 422);
     const report = await loadMonthlyReport(services, opened.actor, opened.site, month);
     await services.reportShares.recordOpen(opened, 'openReportShare', month, 200);
-    return sendSharePage(reply, reportTitle(opened.site, month), sharedReport(report, request.params.token, currentMonth()), 200, [
+    return sendSharePage(reply, reportTitle(opened.site, month, report.span), sharedReport(report, request.params.token, currentMonth()), 200, [
       '/assets/vendor/chart.umd.min.js',
       '/assets/report.js',
     ]);
@@ -326,7 +337,8 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     const opened = await services.reportShares.open(request.params.token, request.info);
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
-    const month = shownMonth(request.query.month);
+    const month = shownMonth(request.query.month, request.params.token);
+    if (typeof month !== 'string') return sendSharePage(reply, 'No report for this month', month, 422);
     const pdf = await services.htmlPool.renderReportPdf(opened.actor.accountId, await loadMonthlyReport(services, opened.actor, opened.site, month));
     await services.reportShares.recordOpen(opened, 'downloadReportSharePdf', `${month}.pdf`, 200);
     return sendPdf(reply, `site-${opened.site.id}-report-${month}.pdf`, pdf);

@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../core/errors.js';
 import { type DayRange, periodRange } from '../../core/periods.js';
-import { toDay } from '../../core/time.js';
+import type { SiteRow } from '../../db/schema.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
 import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
 import { addMonths, externalLink, monthLabel, notice, queryString, pagedTable } from '../components.js';
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportSpan, type ReportSpan, sendPdf, validMonth } from '../report-data.js';
-import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
+import { loadMonthlyReport, monthOf, reportMonth, reportSpan, type ReportSpan, sendPdf } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportMonthHeading, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
 interface ReportQuery {
@@ -71,17 +72,53 @@ export async function accountContext(options: WebOptions, ui: UiContext, account
   };
 }
 
+/**
+ * The month picker: the month before, any month up to the current one, and the month after
+ * while it has begun (`next` is absent for the current month).
+ */
+function monthPicker(siteId: number, month: string, currentMonth: string, links: { previous: string; next?: string }): SafeHtml {
+  const previousMonth = addMonths(month, -1);
+  const nextMonth = addMonths(month, 1);
+  return html`<form class="month-picker no-print" method="get" action="/app/sites/${siteId}">
+  <a class="button small" href="${links.previous}" rel="prev">← ${monthLabel(previousMonth, true)}</a>
+  <label for="month">Month</label>
+  <input type="month" id="month" name="month" value="${month}" max="${currentMonth}" pattern="[0-9]{4}-[0-9]{2}" placeholder="YYYY-MM" required>
+  <button type="submit" class="button small primary">Show</button>
+  ${links.next ? html`<a class="button small" href="${links.next}" rel="next">${monthLabel(nextMonth, true)} →</a>` : ''}
+</form>`;
+}
+
 /** The monthly report of one site, its CSV exports. */
 export async function reportPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
-  const currentMonth = () => toDay(services.clock.now()).slice(0, 7);
+  /** A report that cannot be shown (a month that does not exist or has not begun): why, and the way to the months there are. */
+  async function noSuchMonth(ui: UiContext, site: SiteRow, error: AppError): Promise<SafeHtml> {
+    const where = await accountContext(options, ui, site.account_id);
+    const current = monthOf(services.clock.now());
+    const reason = Object.values(error.details.fields ?? {}).flat().join(' ') || error.message;
+    return html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
+${where.banner}
+<div class="page-head"><div><h1>${siteHeading(site)}</h1></div></div>
+${notice('error', html`${reason} <a href="/app/sites/${site.id}">Show ${monthLabel(current)} so far</a>.`)}
+${monthPicker(site.id, current, current, { previous: `/app/sites/${site.id}${queryString({ month: addMonths(current, -1) })}` })}`;
+  }
+
+  /** The month asked for in the query (`reportMonth`): a 422 for one that does not exist or lies ahead. */
+  const askedMonth = (query: ReportQuery) => reportMonth(textField(query.month), services.clock.now());
 
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id', async (request, reply) => {
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
     const site = await services.sites.visible(ui.actor, siteId);
-    const askedMonth = textField(request.query.month);
-    const month = validMonth(askedMonth) ?? currentMonth();
+    let month: string;
+    try {
+      month = askedMonth(request.query);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return sendPage(reply, ui, { title: `${site.name ?? `Site ${site.id}`} · no such report`, active: 'sites', body: await noSuchMonth(ui, site, error) }, error.status);
+    }
+    const currentMonth = monthOf(services.clock.now());
+    const nextMonth = addMonths(month, 1);
     const choice = statusChoice(textField(request.query.status));
     const status = choice === 'any' ? undefined : choice;
     const apage = pageParam(request.query.apage);
@@ -115,14 +152,14 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
     const facts = [site.industry, site.country, site.language, site.geographic_scope].filter(Boolean).join(' · ');
 
     return sendPage(reply, ui, {
-      title: reportTitle(site, month),
+      title: reportTitle(site, month, span),
       active: 'sites',
       scripts: ['/assets/vendor/chart.umd.min.js', '/assets/report.js'],
       body: html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
 ${where.banner}
 <div class="page-head">
   <div>
-    <h1>${siteHeading(site)} <span class="muted thin">· ${monthLabel(month)}</span></h1>
+    <h1>${siteHeading(site)} <span class="muted thin">· ${reportMonthHeading(month, span)}</span></h1>
     <p class="muted">${site.website_url ? externalLink(site.website_url) : ''}${facts ? html` · ${facts}` : ''}</p>
   </div>
   <div class="actions no-print">
@@ -131,14 +168,10 @@ ${where.banner}
     ${site.account_id === ui.user.accountId ? html`<a class="button" href="/app/sites/${siteId}/shares" data-share-links>Share links</a>` : ''}
   </div>
 </div>
-${askedMonth && askedMonth !== month ? notice('warning', `“${askedMonth}” is not a month (YYYY-MM); showing ${monthLabel(month)}.`) : ''}
-<form class="month-picker no-print" method="get" action="/app/sites/${siteId}">
-  <a class="button small" href="${here({ month: previousMonth, apage: undefined, bpage: undefined })}" rel="prev">← ${monthLabel(previousMonth, true)}</a>
-  <label for="month">Month</label>
-  <input type="month" id="month" name="month" value="${month}" pattern="[0-9]{4}-[0-9]{2}" placeholder="YYYY-MM" required>
-  <button type="submit" class="button small primary">Show</button>
-  <a class="button small" href="${here({ month: addMonths(month, 1), apage: undefined, bpage: undefined })}" rel="next">${monthLabel(addMonths(month, 1), true)} →</a>
-</form>
+${monthPicker(siteId, month, currentMonth, {
+  previous: here({ month: previousMonth, apage: undefined, bpage: undefined }),
+  next: nextMonth <= currentMonth ? here({ month: nextMonth, apage: undefined, bpage: undefined }) : undefined,
+})}
 ${reportOverview({ month, span, stats, previous, series })}
 <section aria-labelledby="articles-h" id="articles" class="card">
   <div class="section-head">
@@ -188,7 +221,7 @@ ${reportOverview({ month, span, stats, previous, series })}
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/report.pdf', async (request, reply) => {
     const ui = uiOf(request);
     const site = await services.sites.visible(ui.actor, idParam(request.params.id, 'site'));
-    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const month = askedMonth(request.query);
     const pdf = await services.htmlPool.renderReportPdf(ui.actor.accountId, await loadMonthlyReport(services, ui.actor, site, month));
     return sendPdf(reply, `site-${site.id}-report-${month}.pdf`, pdf);
   });
@@ -196,7 +229,7 @@ ${reportOverview({ month, span, stats, previous, series })}
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/articles.csv', async (request, reply) => {
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
-    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const month = askedMonth(request.query);
     const choice = statusChoice(textField(request.query.status));
     const status = choice === 'any' ? undefined : choice;
     const now = services.clock.now();
@@ -212,7 +245,7 @@ ${reportOverview({ month, span, stats, previous, series })}
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/backlinks.csv', async (request, reply) => {
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
-    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const month = askedMonth(request.query);
     const { from, to } = reportSpan(month, services.clock.now());
     const rows = await allPages((page) => services.backlinks.list(ui.actor, siteId, { from, to, ...page }));
     const csv = await toCsv(
