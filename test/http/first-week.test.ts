@@ -113,6 +113,11 @@ describe('query parameters an operation does not take', () => {
     expect(dry.statusCode).toBe(200);
     expect(await h.services.revisions.list(article.articleId)).toHaveLength(before.length);
   });
+
+  it('are refused as the OpenAPI document says', async () => {
+    const document = (await apiGet(h.app, '/api/v1/openapi.json')).body;
+    expect(document.info.description).toContain('A query parameter or body field an operation does not take is refused with 422 `validation_failed` naming it, never ignored.');
+  });
 });
 
 describe('backlink filters', () => {
