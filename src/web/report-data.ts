@@ -17,19 +17,22 @@ export const monthOf = (now: Date): string => toDay(now).slice(0, 7);
 
 /**
  * The month a report shows: the one asked for (`YYYY-MM`) up to the current month, or the
- * current month when none is asked. A month that does not exist or has not begun is a 422
- * naming `month`, never silently replaced by another month.
+ * current month when none is asked. A month that does not exist or has not begun has no report:
+ * the problem says why, and no other month is shown instead.
  */
-export function reportMonth(asked: string, now: Date): string {
+export function reportMonth(asked: string, now: Date): { month: string } | { problem: string } {
   const current = monthOf(now);
-  if (asked === '') return current;
-  if (!/^\d{4}-\d{2}$/.test(asked) || !periodRange(asked, now)) {
-    throw validationFailed({ month: [`“${asked}” is not a month: give one as YYYY-MM, such as ${current}.`] });
-  }
-  if (asked > current) {
-    throw validationFailed({ month: [`${monthLabel(asked)} has not begun yet: the latest report is ${monthLabel(current)}, so far.`] });
-  }
-  return asked;
+  if (asked === '') return { month: current };
+  if (!/^\d{4}-\d{2}$/.test(asked) || !periodRange(asked, now)) return { problem: `“${asked}” is not a month: give one as YYYY-MM, such as ${current}.` };
+  if (asked > current) return { problem: `${monthLabel(asked)} has not begun yet: the latest report is ${monthLabel(current)}, so far.` };
+  return { month: asked };
+}
+
+/** `reportMonth` for a download: a month without a report is a 422 naming `month`. */
+export function downloadMonth(asked: string, now: Date): string {
+  const checked = reportMonth(asked, now);
+  if ('problem' in checked) throw validationFailed({ month: [checked.problem] });
+  return checked.month;
 }
 
 /**

@@ -290,18 +290,14 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
 
   /** The month a link shows (`reportMonth`), or the page saying why there is no report for the month asked for. */
   const shownMonth = (value: unknown, token: string): string | SafeHtml => {
-    try {
-      return reportMonth(textField(value), services.clock.now());
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      const reason = Object.values(error.details.fields ?? {}).flat().join(' ') || error.message;
-      return html`<section class="card narrow error-page">
-  <p class="eyebrow">Error ${error.status}</p>
+    const checked = reportMonth(textField(value), services.clock.now());
+    if ('month' in checked) return checked.month;
+    return html`<section class="card narrow error-page">
+  <p class="eyebrow">Error 422</p>
   <h1>No report for this month</h1>
-  <p>${reason}</p>
+  <p>${checked.problem}</p>
   <p><a class="button" href="/share/${token}">Show ${monthLabel(currentMonth())} so far</a></p>
 </section>`;
-    }
   };
 
   app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token', async (request, reply) => {

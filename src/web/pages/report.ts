@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../core/errors.js';
 import { type DayRange, periodRange } from '../../core/periods.js';
 import type { SiteRow } from '../../db/schema.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
@@ -8,7 +7,7 @@ import { addMonths, externalLink, monthLabel, notice, queryString, pagedTable } 
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, monthOf, reportMonth, reportSpan, type ReportSpan, sendPdf } from '../report-data.js';
+import { downloadMonth, loadMonthlyReport, monthOf, reportMonth, reportSpan, type ReportSpan, sendPdf } from '../report-data.js';
 import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportMonthHeading, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
@@ -92,31 +91,28 @@ function monthPicker(siteId: number, month: string, currentMonth: string, links:
 export async function reportPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
   /** A report that cannot be shown (a month that does not exist or has not begun): why, and the way to the months there are. */
-  async function noSuchMonth(ui: UiContext, site: SiteRow, error: AppError): Promise<SafeHtml> {
+  async function noSuchMonth(ui: UiContext, site: SiteRow, problem: string): Promise<SafeHtml> {
     const where = await accountContext(options, ui, site.account_id);
     const current = monthOf(services.clock.now());
-    const reason = Object.values(error.details.fields ?? {}).flat().join(' ') || error.message;
     return html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
 ${where.banner}
 <div class="page-head"><div><h1>${siteHeading(site)}</h1></div></div>
-${notice('error', html`${reason} <a href="/app/sites/${site.id}">Show ${monthLabel(current)} so far</a>.`)}
+${notice('error', html`${problem} <a href="/app/sites/${site.id}">Show ${monthLabel(current)} so far</a>.`)}
 ${monthPicker(site.id, current, current, { previous: `/app/sites/${site.id}${queryString({ month: addMonths(current, -1) })}` })}`;
   }
 
-  /** The month asked for in the query (`reportMonth`): a 422 for one that does not exist or lies ahead. */
-  const askedMonth = (query: ReportQuery) => reportMonth(textField(query.month), services.clock.now());
+  /** The month of a download (`downloadMonth`): a 422 for one that does not exist or has not begun. */
+  const askedMonth = (query: ReportQuery) => downloadMonth(textField(query.month), services.clock.now());
 
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id', async (request, reply) => {
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
     const site = await services.sites.visible(ui.actor, siteId);
-    let month: string;
-    try {
-      month = askedMonth(request.query);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      return sendPage(reply, ui, { title: `${site.name ?? `Site ${site.id}`} · no such report`, active: 'sites', body: await noSuchMonth(ui, site, error) }, error.status);
+    const checked = reportMonth(textField(request.query.month), services.clock.now());
+    if ('problem' in checked) {
+      return sendPage(reply, ui, { title: `${site.name ?? `Site ${site.id}`} · no such report`, active: 'sites', body: await noSuchMonth(ui, site, checked.problem) }, 422);
     }
+    const { month } = checked;
     const currentMonth = monthOf(services.clock.now());
     const nextMonth = addMonths(month, 1);
     const choice = statusChoice(textField(request.query.status));
