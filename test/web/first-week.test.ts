@@ -171,6 +171,18 @@ describe('an article’s title', () => {
     expect(await h.services.revisions.list(articleId)).toHaveLength(before.length);
   });
 
+  it('cannot come back blank by a restore of a revision saved before the rule', async () => {
+    const articleId = articleIds[1]!;
+    const [oldest] = (await h.services.revisions.list(articleId)).slice(-1);
+    await h.services.db.kysely.updateTable('revisions').set({ title: ' ' }).where('id', '=', oldest!.id).execute();
+    const before = await h.services.revisions.list(articleId);
+    const page = (await browser.get(`/app/articles/${articleId}/revisions`)).body;
+    const refused = await browser.post(`/app/articles/${articleId}/revisions/1/restore`, { _csrf: csrfOf(page) });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.body).toContain('<li><strong>title</strong>: Must not be empty or only white space.</li>');
+    expect(await h.services.revisions.list(articleId)).toHaveLength(before.length);
+  });
+
   it('cannot be blank in an import file: the file is refused at the title’s path and nothing is written', async () => {
     const sitesBefore = (await h.services.sites.list({ ...actorOf(), staff: false }, { page: 1, per_page: 100 })).meta.total;
     for (const title of ['', ' \n ']) {
