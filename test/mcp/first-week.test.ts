@@ -13,10 +13,11 @@ let base: string;
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let siteId: number;
 const jar = new CookieJar();
+const metricsToken = 'metrics-token-0123456789';
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  h = await startHarness({ listen: true });
+  h = await startHarness({ listen: true, env: { METRICS_TOKEN: metricsToken } });
   base = h.settings.publicUrl;
   customer = await createCustomer(h.services);
   siteId = (
@@ -81,6 +82,15 @@ describe('a call of a tool that does not exist', () => {
     expect(errors).toMatch(/<code class="request-path">no_such_tool<\/code>[\s\S]*?<span class="status status-error">404<\/span><br><span class="muted small">not_found<\/span>/);
     const successes = (await browser.get(`/app/activity?status=success&credential=mcp:${grantId}`)).body;
     expect(successes).not.toContain('no_such_tool');
+  });
+
+  it('counts in the metrics under one label, whatever name it is called by', async () => {
+    const { client } = await connected();
+    for (const name of ['made_up_1', 'made_up_2', 'made_up_3']) await expect(client.callTool({ name, arguments: {} })).rejects.toThrow(`Unknown tool: ${name}`);
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body;
+    expect(metrics).not.toContain('made_up_');
+    const unknown = metrics.split('\n').find((line) => line.startsWith('anchorage_mcp_tool_calls_total{tool="(unknown)",status="404"} '));
+    expect(Number(unknown?.split(' ')[1])).toBeGreaterThanOrEqual(3);
   });
 
   it('keeps the protocol’s other refusals errors too, and its handshakes successes', async () => {
