@@ -31,6 +31,8 @@ export interface McpCall {
   onInternalError(error: unknown): void;
   /** MCP_RESULT_MAX_CHARS: no result is larger (both copies of a success counted). */
   resultMaxChars: number;
+  /** Set once a tool call of this request is in the activity log: the endpoint then logs nothing more. */
+  logged?: boolean;
 }
 
 /** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
@@ -96,6 +98,7 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   }
   // A write stores its record with the change; everything else is logged here.
   if (!info.recorded) call.services.activity.record({ actor, channel: 'mcp', request: info, outcome });
+  call.logged = true;
   return result;
 }
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
+import { blankTitle, isBlankTitle } from '../core/article-rules.js';
 import { holdsNul, nulRefused } from '../core/errors.js';
 import { SANITIZER_VERSION, sanitizeTrusted, wordCount } from '../core/html.js';
 import type { Clock } from '../core/time.js';
@@ -27,7 +28,12 @@ const httpUrl = text.refine((value) => {
 const httpAddress = text.refine((value) => /^https?:\/\//i.test(value), 'Must start with http:// or https://.');
 
 const importArticle = z.strictObject({
-  title: text.refine((v) => [...v].length <= 255, 'At most 255 characters.').nullable().optional(),
+  // Absent or null: an article without a title, as the content pipeline may send one.
+  title: text
+    .refine((v) => [...v].length <= 255, 'At most 255 characters.')
+    .refine((v) => !isBlankTitle(v), blankTitle)
+    .nullable()
+    .optional(),
   url: httpUrl.nullable().optional(),
   status: z.enum(articleStatuses),
   published_at: timestamp.nullable().optional(),

@@ -45,7 +45,7 @@ export function page(options: PageOptions): SafeHtml {
     user
       ? html`<nav aria-label="Main">
     <a href="/app"${current(options, 'sites')}>Sites</a>
-    <a href="/app/connect"${current(options, 'connect')}>API keys</a>
+    <a href="/app/connect"${current(options, 'connect')}>API keys &amp; assistants</a>
     <a href="/app/connections"${current(options, 'connections')}>Connected apps</a>
     <a href="/app/activity"${current(options, 'activity')}>Activity</a>
     ${user.staff ? html`<a href="/app/staff"${current(options, 'staff')}>Accounts</a>` : ''}

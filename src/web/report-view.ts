@@ -129,8 +129,13 @@ export function backlinkRows(backlinks: Backlink[], locale: ReportLocale): SafeH
   );
 }
 
-/** A report page's title: the site and the month. */
-export const reportTitle = (site: SiteRow, month: string, locale: ReportLocale): string => `${siteName(site, locale)} · ${locale.month(month)}`;
+/** A report page's title: the site and the month (the current one "so far"). */
+export const reportTitle = (site: SiteRow, month: string, span: ReportSpan, locale: ReportLocale): string =>
+  `${siteName(site, locale)} · ${span.toDate ? locale.t.soFar(locale.month(month)) : locale.month(month)}`;
+
+/** The month of a report heading, marked "so far" while it is the current, partial month. */
+export const reportMonthHeading = (month: string, span: ReportSpan, locale: ReportLocale): SafeHtml =>
+  span.toDate ? html`<span data-partial-month>${locale.t.soFar(locale.month(month))}</span>` : html`${locale.month(month)}`;
 
 /** The report's days in words ("Nov 2026", or "Dec 2026 so far") and the days its numbers are compared with. */
 export function reportPeriod(month: string, span: ReportSpan, locale: ReportLocale): { period: string; compared: string } {

@@ -137,13 +137,11 @@ describe('a newcomer reads the pages right', () => {
     expect(numbers).toEqual([3, 2, 1]);
     for (const revision of revisions) expect(page).not.toContain(`#${revision.id}`);
 
-    const oldest = revisions[2]!;
-    const newest = revisions[0]!;
-    const diff = (await browser.get(`/app/articles/${first}/revisions/diff?a=${oldest.id}&b=${newest.id}`)).body;
+    const diff = (await browser.get(`/app/articles/${first}/revisions/diff?a=1&b=3`)).body;
     expect(diff).toContain('<title>Compare revisions 1 and 3 · Anchorage</title>');
     expect(diff).toMatch(/Revision 1 <span class="muted thin">\(A, [^)]+\)<\/span> compared with revision 3/);
 
-    const restored = await browser.post(`/app/articles/${first}/revisions/${oldest.id}/restore`, { _csrf: csrfOf(page) });
+    const restored = await browser.post(`/app/articles/${first}/revisions/1/restore`, { _csrf: csrfOf(page) });
     expect(restored.statusCode).toBe(303);
     const after = (await browser.get(restored.headers.location as string)).body;
     expect(after).toContain('Revision 1 was restored');
@@ -217,7 +215,7 @@ describe('a newcomer reads the pages right', () => {
     expect(figure).toContain('alt="Featured image of “Nov published early”"');
   });
 
-  it('"Connect a site" explains both ways in: an API key over REST and an assistant over MCP, with examples to copy', async () => {
+  it('"API keys and assistants" explains both ways in: an API key over REST and an assistant over MCP, with examples to copy', async () => {
     const page = (await browser.get('/app/connect')).body;
     expect(page).toContain('1. A website or tool: an API key over REST');
     expect(page).toContain('2. An AI assistant: MCP, no key needed');

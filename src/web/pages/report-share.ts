@@ -9,8 +9,8 @@ import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../s
 import { addMonths, badge, csrfField, externalLink, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportRowLimit, sendPdf, validMonth } from '../report-data.js';
-import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
+import { loadMonthlyReport, reportMonth, reportRowLimit, sendPdf } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportMonthHeading, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
 interface ShareForm {
@@ -149,7 +149,7 @@ function sharedReport(report: MonthlyReport, token: string, currentMonth: string
   return html`<div class="page-head">
   <div>
     <p class="eyebrow">${t.monthlyReport}</p>
-    <h1>${siteHeading(site, locale)} <span class="muted thin">· ${locale.month(month)}</span></h1>
+    <h1>${siteHeading(site, locale)} <span class="muted thin">· ${reportMonthHeading(month, report.span, locale)}</span></h1>
     <p class="muted">${site.website_url ? externalLink(site.website_url) : ''}</p>
   </div>
   <div class="actions no-print"><a class="button" href="/share/${token}/report.pdf?month=${month}" download>${t.downloadPdf}</a></div>
@@ -281,22 +281,29 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     });
   });
 
-  /** The month a link shows: the one asked for up to the current month, else the current month. */
-  const shownMonth = (value: unknown): string => {
-    const asked = validMonth(textField(value));
-    return asked && asked <= currentMonth() ? asked : currentMonth();
+  /** The month a link shows (`reportMonth`), or the page saying why there is no report for the month asked for. */
+  const shownMonth = (value: unknown, token: string): string | SafeHtml => {
+    const checked = reportMonth(textField(value), services.clock.now());
+    if ('month' in checked) return checked.month;
+    return html`<section class="card narrow error-page">
+  <p class="eyebrow">Error 422</p>
+  <h1>No report for this month</h1>
+  <p>${checked.problem}</p>
+  <p><a class="button" href="/share/${token}">Show ${currentMonth()}</a></p>
+</section>`;
   };
 
   app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token', async (request, reply) => {
     const opened = await services.reportShares.open(request.params.token, request.info);
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
-    const month = shownMonth(request.query.month);
+    const month = shownMonth(request.query.month, request.params.token);
+    if (typeof month !== 'string') return sendSharePage(reply, 'No report for this month', month, 422);
     const report = await loadMonthlyReport(services, opened.actor, opened.site, month);
     await services.reportShares.recordOpen(opened, 'openReportShare', month, 200);
     return sendSharePage(
       reply,
-      reportTitle(opened.site, month, reportLocale(opened.site)),
+      reportTitle(opened.site, month, report.span, reportLocale(opened.site)),
       sharedReport(report, request.params.token, currentMonth()),
       200,
       ['/assets/vendor/chart.umd.min.js', '/assets/report.js'],
@@ -323,7 +330,8 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     const opened = await services.reportShares.open(request.params.token, request.info);
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
-    const month = shownMonth(request.query.month);
+    const month = shownMonth(request.query.month, request.params.token);
+    if (typeof month !== 'string') return sendSharePage(reply, 'No report for this month', month, 422);
     const pdf = await services.htmlPool.renderReportPdf(opened.actor.accountId, await loadMonthlyReport(services, opened.actor, opened.site, month));
     await services.reportShares.recordOpen(opened, 'downloadReportSharePdf', `${month}.pdf`, 200);
     return sendPdf(reply, `site-${opened.site.id}-report-${month}.pdf`, pdf);

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { reportLocale, type ReportLocale } from '../../core/i18n/locale.js';
 import { type DayRange, periodRange } from '../../core/periods.js';
-import { toDay } from '../../core/time.js';
+import type { SiteRow } from '../../db/schema.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
 import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
 import { addMonths, externalLink, notice, queryString, pagedTable } from '../components.js';
 import { idParam, pageParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportSpan, type ReportSpan, sendPdf, validMonth } from '../report-data.js';
-import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
+import { downloadMonth, loadMonthlyReport, monthOf, reportMonth, reportSpan, type ReportSpan, sendPdf } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportMonthHeading, reportPeriod, reportTitle, siteHeading, siteName } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
 interface ReportQuery {
@@ -82,10 +82,38 @@ export async function accountContext(options: WebOptions, ui: UiContext, account
   };
 }
 
+/**
+ * The month picker: the month before, any month up to the current one, and the month after
+ * while it has begun (`next` is absent for the current month).
+ */
+function monthPicker(siteId: number, month: string, currentMonth: string, locale: ReportLocale, links: { previous: string; next?: string }): SafeHtml {
+  const previousMonth = addMonths(month, -1);
+  const nextMonth = addMonths(month, 1);
+  return html`<form class="month-picker no-print" method="get" action="/app/sites/${siteId}">
+  <a class="button small" href="${links.previous}" rel="prev">← ${locale.month(previousMonth, true)}</a>
+  <label for="month">${locale.t.column.month}</label>
+  <input type="month" id="month" name="month" value="${month}" max="${currentMonth}" pattern="[0-9]{4}-[0-9]{2}" placeholder="YYYY-MM" required>
+  <button type="submit" class="button small primary">${locale.t.show}</button>
+  ${links.next ? html`<a class="button small" href="${links.next}" rel="next">${locale.month(nextMonth, true)} →</a>` : ''}
+</form>`;
+}
+
 /** The monthly report of one site, its CSV exports. */
 export async function reportPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
-  const currentMonth = () => toDay(services.clock.now()).slice(0, 7);
+  /** A report that cannot be shown (a month that does not exist or has not begun): why, and the way to the months there are. */
+  async function noSuchMonth(ui: UiContext, site: SiteRow, problem: string): Promise<SafeHtml> {
+    const where = await accountContext(options, ui, site.account_id);
+    const current = monthOf(services.clock.now());
+    return html`<nav class="crumbs" aria-label="Breadcrumb">${where.root} <span aria-hidden="true">/</span> <span aria-current="page">${siteHeading(site)}</span></nav>
+${where.banner}
+<div class="page-head"><div><h1>${siteHeading(site)}</h1></div></div>
+${notice('error', html`${problem} <a href="/app/sites/${site.id}">Show ${reportLocale(site).t.soFar(reportLocale(site).month(current))}</a>.`)}
+${monthPicker(site.id, current, current, reportLocale(site), { previous: `/app/sites/${site.id}${queryString({ month: addMonths(current, -1) })}` })}`;
+  }
+
+  /** The month of a download (`downloadMonth`): a 422 for one that does not exist or has not begun. */
+  const askedMonth = (query: ReportQuery) => downloadMonth(textField(query.month), services.clock.now());
 
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id', async (request, reply) => {
     const ui = uiOf(request);
@@ -93,8 +121,13 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
     const site = await services.sites.visible(ui.actor, siteId);
     const locale = reportLocale(site);
     const { t } = locale;
-    const askedMonth = textField(request.query.month);
-    const month = validMonth(askedMonth) ?? currentMonth();
+    const checked = reportMonth(textField(request.query.month), services.clock.now());
+    if ('problem' in checked) {
+      return sendPage(reply, ui, { title: `${siteName(site, locale)} · no such report`, active: 'sites', body: await noSuchMonth(ui, site, checked.problem) }, 422);
+    }
+    const { month } = checked;
+    const currentMonth = monthOf(services.clock.now());
+    const nextMonth = addMonths(month, 1);
     const choice = statusChoice(textField(request.query.status));
     const status = choice === 'any' ? undefined : choice;
     const apage = pageParam(request.query.apage);
@@ -128,7 +161,7 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
     const facts = [site.industry, site.country, site.language, site.geographic_scope].filter(Boolean).join(' · ');
 
     return sendPage(reply, ui, {
-      title: reportTitle(site, month, locale),
+      title: reportTitle(site, month, span, locale),
       active: 'sites',
       lang: locale.language,
       scripts: ['/assets/vendor/chart.umd.min.js', '/assets/report.js'],
@@ -136,7 +169,7 @@ export async function reportPages(app: FastifyInstance, options: WebOptions) {
 ${where.banner}
 <div class="page-head">
   <div>
-    <h1>${siteHeading(site, locale)} <span class="muted thin">· ${locale.month(month)}</span></h1>
+    <h1>${siteHeading(site, locale)} <span class="muted thin">· ${reportMonthHeading(month, span, locale)}</span></h1>
     <p class="muted">${site.website_url ? externalLink(site.website_url) : ''}${facts ? html` · ${facts}` : ''}</p>
   </div>
   <div class="actions no-print">
@@ -145,14 +178,10 @@ ${where.banner}
     ${site.account_id === ui.user.accountId ? html`<a class="button" href="/app/sites/${siteId}/shares" data-share-links>${t.shareLinks}</a>` : ''}
   </div>
 </div>
-${askedMonth && askedMonth !== month ? notice('warning', t.notAMonth(askedMonth, locale.month(month))) : ''}
-<form class="month-picker no-print" method="get" action="/app/sites/${siteId}">
-  <a class="button small" href="${here({ month: previousMonth, apage: undefined, bpage: undefined })}" rel="prev">← ${locale.month(previousMonth, true)}</a>
-  <label for="month">${t.column.month}</label>
-  <input type="month" id="month" name="month" value="${month}" pattern="[0-9]{4}-[0-9]{2}" placeholder="YYYY-MM" required>
-  <button type="submit" class="button small primary">${t.show}</button>
-  <a class="button small" href="${here({ month: addMonths(month, 1), apage: undefined, bpage: undefined })}" rel="next">${locale.month(addMonths(month, 1), true)} →</a>
-</form>
+${monthPicker(siteId, month, currentMonth, locale, {
+  previous: here({ month: previousMonth, apage: undefined, bpage: undefined }),
+  next: nextMonth <= currentMonth ? here({ month: nextMonth, apage: undefined, bpage: undefined }) : undefined,
+})}
 ${reportOverview({ month, span, stats, previous, series }, locale)}
 <section aria-labelledby="articles-h" id="articles" class="card">
   <div class="section-head">
@@ -204,7 +233,7 @@ ${reportOverview({ month, span, stats, previous, series }, locale)}
   app.get<{ Params: { id: string }; Querystring: ReportQuery }>('/app/sites/:id/report.pdf', async (request, reply) => {
     const ui = uiOf(request);
     const site = await services.sites.visible(ui.actor, idParam(request.params.id, 'site'));
-    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const month = askedMonth(request.query);
     const pdf = await services.htmlPool.renderReportPdf(ui.actor.accountId, await loadMonthlyReport(services, ui.actor, site, month));
     return sendPdf(reply, `site-${site.id}-report-${month}.pdf`, pdf);
   });
@@ -213,7 +242,7 @@ ${reportOverview({ month, span, stats, previous, series }, locale)}
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
     const { t } = reportLocale(await services.sites.visible(ui.actor, siteId));
-    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const month = askedMonth(request.query);
     const choice = statusChoice(textField(request.query.status));
     const status = choice === 'any' ? undefined : choice;
     const now = services.clock.now();
@@ -230,7 +259,7 @@ ${reportOverview({ month, span, stats, previous, series }, locale)}
     const ui = uiOf(request);
     const siteId = idParam(request.params.id, 'site');
     const { t } = reportLocale(await services.sites.visible(ui.actor, siteId));
-    const month = validMonth(textField(request.query.month)) ?? currentMonth();
+    const month = askedMonth(request.query);
     const { from, to } = reportSpan(month, services.clock.now());
     const rows = await allPages((page) => services.backlinks.list(ui.actor, siteId, { from, to, ...page }));
     const csv = await toCsv(
