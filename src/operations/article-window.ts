@@ -6,7 +6,9 @@
 import { z } from 'zod';
 import type { BodyWindow } from '../core/body-window.js';
 import { validationFailed } from '../core/errors.js';
+import type { Utf8Text } from '../core/text-parts.js';
 import { type ArticleWithBody, withBody } from '../services/articles.js';
+import { codePointsAtMost } from '../services/html-pool.js';
 import { getArticle, getArticleToolPart } from './read.js';
 import { articleId, articleWithBodySchema } from './schemas.js';
 import { defineTool, type OperationContext, type ToolDefinition } from './types.js';
@@ -77,16 +79,15 @@ const metaOf = (window: BodyWindow): WindowMeta => ({
  */
 export async function windowedArticle(
   ctx: OperationContext,
-  article: ArticleWithBody,
+  article: ArticleWithBody<string | Uint8Array | Utf8Text>,
   offset: number,
   length: number | undefined,
   budget: number,
 ): Promise<WindowedArticle> {
   const links = jsonLength(article.protected_links) <= budget / 3 ? article.protected_links : fitting(article.protected_links, budget / 3);
   const linkCount = links.length < article.protected_links.length ? { protected_links_total: article.protected_links.length } : {};
-  // Room for the window: everything else, with numbers as long as the meta's can be (the body's
-  // length in UTF-16 units is never less than in code points).
-  const longest = article.body.length;
+  // Room for the window: everything else, with numbers as long as the meta's can be.
+  const longest = codePointsAtMost(article.body);
   const placeholder: BodyWindow = { text: '', offset: longest, length: longest, total_length: longest, next_offset: longest };
   const frame: WindowedArticle = { data: withBody(article, '', links), meta: Object.assign(metaOf(placeholder), linkCount) };
   const answer = await ctx.services.htmlPool.bodyWindow(ctx.actor.accountId, article.body, {
@@ -111,7 +112,7 @@ export const getArticleTool = defineTool({
   scope: getArticle.scope,
   operation: getArticle.name,
   run: async ({ article_id, body_offset = 0, body_length }, ctx) => {
-    const { article, etag } = await ctx.services.articles.get(ctx.actor, article_id);
+    const { article, etag } = await ctx.services.articles.getAsUtf8(ctx.actor, article_id);
     return { body: await windowedArticle(ctx, article, body_offset, body_length, ctx.resultChars ?? DEFAULT_RESULT_CHARS), etag };
   },
 });

@@ -111,6 +111,9 @@ const isStringChange = (change: PoolChange): change is BodyChange => !('body' in
 const byteLength = (bytes: Uint8Array | Utf8Text): number =>
   bytes instanceof Uint8Array ? bytes.byteLength : bytes.utf8.reduce((sum, part) => sum + part.byteLength, 0);
 
+/** A body's length (UTF-16 units), or its UTF-8 bytes: never fewer than its code points. */
+export const codePointsAtMost = (body: string | Uint8Array | Utf8Text): number => (typeof body === 'string' ? body.length : byteLength(body));
+
 /** `bytes` in a buffer of their own, to transfer: the bytes themselves when they already are. */
 const ownBuffer = (bytes: Uint8Array): Uint8Array =>
   bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
@@ -165,8 +168,7 @@ export class HtmlPool {
    * caller holds it.
    */
   async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, state: CurrentState = { clean: false }, turn?: LargeTurn): Promise<PooledOutcome> {
-    // A body as bytes counts its bytes: never fewer than its characters.
-    const currentChars = typeof current === 'string' ? current.length : byteLength(current);
+    const currentChars = codePointsAtMost(current);
     // Where it runs is decided by what the change produces; the queue counts the text that waits.
     const size = changeSize(typeof current === 'string' ? current : currentChars, change, this.settings.inlineBelow);
     const sent = currentChars + sentChars(change);
@@ -231,21 +233,22 @@ export class HtmlPool {
 
   /**
    * A window of `body` for an assistant, with its outline (core `bodyWindow`): inline for a small
-   * body, in a pool thread otherwise (a large body crossing as UTF-8 in parts), counted like an
-   * edit. The outline and the code point offsets read the whole body: each window of a 4.8 MB
-   * body held the event loop 200–430 ms. Not in the large turn: a reader does not wait behind
-   * large edits for work of a few megabytes.
+   * body, in a pool thread otherwise, counted like an edit. The outline and the code point offsets
+   * read the whole body: each window of a 4.8 MB body held the event loop 200–430 ms. A large
+   * body may come as its UTF-8 bytes or in UTF-8 parts, as the database read it: it goes to the
+   * thread as it is (transferred), never decoded here. Not in the large turn: a reader does not
+   * wait behind large edits for work on one body.
    */
-  async bodyWindow(accountId: number, body: string, request: WindowRequest): Promise<WindowAnswer> {
-    if (body.length < this.settings.inlineBelow) return bodyWindow(body, request);
+  async bodyWindow(accountId: number, body: string | Uint8Array | Utf8Text, request: WindowRequest): Promise<WindowAnswer> {
+    if (typeof body === 'string' && body.length < this.settings.inlineBelow) return bodyWindow(body, request);
     await nextTurn();
-    const size = body.length;
+    const size = codePointsAtMost(body);
     this.refuseOverQueue(size, 'The server is busy with large articles; retry in a moment.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} reads of large articles or large edits in progress; retry when one has finished.`);
     this.queuedChars += size;
     try {
-      if (size < largeTaskChars) return await runTask(this.started(), 'windowBody', { body, request });
-      const encoded = await utf8InParts(body);
+      if (typeof body === 'string' && size < largeTaskChars) return await runTask(this.started(), 'windowBody', { body, request });
+      const encoded = typeof body === 'string' ? await utf8InParts(body) : body instanceof Uint8Array ? { utf8: [ownBuffer(body)] } : body;
       return await runTask(this.started(), 'windowBody', { body: encoded, request }, { transferList: buffersOf(encoded) });
     } finally {
       this.queuedChars -= size;
