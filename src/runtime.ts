@@ -47,7 +47,7 @@ function limitHeapGrowth(percent: number): void {
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
   settings: Settings,
-  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean } = {},
+  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean; lockWaitMs?: number } = {},
 ): Promise<Runtime> {
   limitHeapGrowth(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
@@ -55,10 +55,11 @@ export async function openRuntime(
     traced: settings.tracing,
     checkpointInBackground: true,
     poolSize: settings.databasePoolSize,
+    lockWaitMs: options.lockWaitMs,
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);
-  // The client is loaded only when configured (about 10 MB a process without Redis need not carry).
+  // The client is loaded only when configured: a process without Redis need not carry it.
   const redis = settings.redisUrl
     ? new (await import('ioredis')).Redis(settings.redisUrl, {
         keyPrefix: settings.redisKeyPrefix,
@@ -76,6 +77,7 @@ export async function openRuntime(
   const services = createServices({
     db,
     media: { store: settings.mediaStore, dir: join(settings.dataDir, 'media') },
+    activitySpillDir: join(settings.dataDir, 'activity-spill'),
     publicUrl: settings.publicUrl,
     maxImageBytes: settings.maxImageBytes,
     clock: options.clock ?? systemClock,
@@ -91,7 +93,7 @@ export async function openRuntime(
       (error) => logger.error({ err: error }, 'housekeeping failed'),
     );
   }
-  // A serving node sends the monthly report e-mails when SMTP is set (README, Monthly e-mail).
+  // A serving node sends the monthly report e-mails when SMTP is set (docs/operations.md, E-mail).
   const { smtpUrl, from } = settings.reportMail;
   const reportMail =
     options.scheduleHousekeeping && smtpUrl

@@ -38,7 +38,7 @@ export type NextBodyOutcome = { ok: true; next: NextBody } | { ok: false; error:
  * How much text a change makes the service parse, the size that decides where it runs: the
  * current body and the longest body the change produces, a new body or the body after each
  * replacement. What a replacement produces is not what it sends: one `e` replaced by 3,000
- * characters throughout made 4.5 MB of a 5.8 KB body. Known cheaply: replacements are applied
+ * characters throughout makes megabytes of a few kilobytes. Known cheaply: replacements are applied
  * here only while the bodies they produce are shorter than `exactBelow`; past that (or for a
  * `current` known only by its length) each item counts as if every match its `find` could have
  * were replaced, up to `MAX_BODY_LENGTH`, the longest body a replacement may produce.
@@ -46,6 +46,8 @@ export type NextBodyOutcome = { ok: true; next: NextBody } | { ok: false; error:
 export function changeSize(current: string | number, change: { body: { length: number } } | { replacements: readonly Replacement[] }, exactBelow = 0): number {
   const currentLength = typeof current === 'string' ? current.length : current;
   if ('body' in change) return currentLength + change.body.length;
+  // None: the body stays as stored, and its stored counts are the answer (`nextBody`).
+  if (change.replacements.length === 0) return currentLength;
   let body = typeof current === 'string' && current.length < exactBelow ? current : undefined;
   let length = currentLength;
   let longest = length;

@@ -130,7 +130,7 @@ export function bodyWindow(body: string, { offset, length, budget, outlineBudget
 
 /**
  * The outline within `budget` characters of JSON: the deepest levels go first, then the tail of
- * what is left. Each entry is measured once: a body of 5 MB may have half a million headings.
+ * what is left. Each entry is measured once: a large body may have hundreds of thousands of headings.
  */
 export function boundedOutline(outline: readonly OutlineEntry[], budget: number): OutlineEntry[] {
   // Characters of each level's entries in a JSON array, a comma each.

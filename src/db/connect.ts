@@ -48,11 +48,16 @@ export interface ConnectOptions {
   warn?: (message: string, error: unknown) => void;
   /** PostgreSQL: connections the pool opens at most (`DATABASE_POOL_SIZE`). */
   poolSize?: number;
+  /**
+   * SQLite: how long (ms) a statement waits for another process's write lock before it fails
+   * with SQLITE_BUSY (`defaultLockWaitMs`: a serving node's requests then answer 503; the CLI waits longer).
+   */
+  lockWaitMs?: number;
 }
 
 /**
  * Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. The driver
- * is loaded only here: a SQLite node need not carry it (2.8 MB of heap).
+ * is loaded only here: a SQLite node need not carry it.
  */
 function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client: typeof pg.Client } {
   const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
@@ -64,7 +69,8 @@ function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client:
 /**
  * SQLite's page size for a new database file (an existing one keeps its own: WAL mode fixes it).
  * An article body of megabytes is a chain of overflow pages; with 4 KiB pages, reading, writing
- * and committing a 5 MB body each held the event loop 20–30 ms, with 16 KiB pages 1–14 ms.
+ * and committing a large body each held the event loop several times longer than with 16 KiB
+ * pages (docs/decisions/0006-sqlite-wal-and-off-loop-connection.md).
  */
 const pageSize = 16_384;
 
@@ -74,6 +80,9 @@ const pageSize = 16_384;
  * fit in this, and the operating system caches the file.
  */
 const pageCacheKib = 2_000;
+
+/** How long (ms) opening the file waits for another process's write lock (SQLite's `busy_timeout`). */
+const openBusyTimeoutMs = 5_000;
 
 /** The write-ahead log's size (bytes) past which a commit copies it into the database file. */
 const autocheckpointBytes = 4_096_000;
@@ -111,10 +120,14 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma(`wal_autocheckpoint = ${Math.ceil(autocheckpointBytes / (database.pragma('page_size', { simple: true }) as number))}`);
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
+  // Opening waits for another process's write lock (the pragmas below may need it), before any request.
+  database.pragma(`busy_timeout = ${openBusyTimeoutMs}`);
   database.pragma(`cache_size = -${pageCacheKib}`);
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
+  // From now on SQLite never waits for a lock, which would hold the event loop: the driver waits
+  // between tries instead (`whenUnlocked` in sqlite-driver.ts).
+  database.pragma('busy_timeout = 0');
   // Under background checkpoints, the off-loop connection's commits do not checkpoint either:
   // every checkpoint is followed by the log's restart in its thread (`checkpoint` below).
   const walAutocheckpoint = options.checkpointInBackground ? 0 : (database.pragma('wal_autocheckpoint', { simple: true }) as number);
@@ -141,7 +154,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     database.close();
   };
   const sqliteKysely = (runner: StatementRunner) => {
-    const { dialect, run } = sqliteDialect(runner, writes);
+    const { dialect, run } = sqliteDialect(runner, writes, options.lockWaitMs);
     const kysely = kyselyOf(dialect, 'sqlite');
     if (!options.traced) runPrecompiledWith(kysely, run);
     return kysely;

@@ -26,7 +26,8 @@ const errorDescriptions: Record<number, string> = {
   422: 'Request rejected as invalid (see `error`).',
   429: 'Too many requests; a limit was exceeded (`rate_limited`, `edit_limit_exceeded`).',
   500: 'Unexpected server error (`internal_error`).',
-  503: 'The node is overloaded or shutting down; retry after `Retry-After` seconds, possibly on another node (`service_unavailable`).',
+  503: 'The node is overloaded or shutting down, or its database is busy with another process’s write; retry after `Retry-After` seconds, possibly on another node (`service_unavailable`).',
+  507: 'The server’s storage is full; nothing was saved. Retry once space has been freed (`insufficient_storage`).',
 };
 
 const jsonBodyLimit = 5 * 1024 * 1024;

@@ -1,6 +1,7 @@
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
+import { storageFailureOf } from '../db/failures.js';
 import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
@@ -83,7 +84,9 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   } catch (error) {
     if (!(error instanceof AppError)) call.onInternalError(error);
     const appError =
-      error instanceof AppError ? error : new AppError('internal_error', 'Something went wrong on our side; try again later.');
+      error instanceof AppError
+        ? error
+        : (storageFailureOf(error)?.error ?? new AppError('internal_error', 'Something went wrong on our side; try again later.'));
     // No structuredContent: clients check it against the success outputSchema, errors included (1.x SDK).
     result = { isError: true, content: textOf(boundedError(appError.toBody(), call.resultMaxChars)) };
     outcome = { status: appError.status, error: appError.code };
