@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../core/errors.js';
-import type { DiffLine, LineDiff } from '../../core/line-diff.js';
+import type { DiffLine, DiffWords, LineDiff } from '../../core/line-diff.js';
 import type { ArticleRow, RevisionRow } from '../../db/schema.js';
 import type { RevisionSummary } from '../../services/revisions.js';
 import { badge, csrfField, notice, protectedLinkList, tableWrap, timestamp } from '../components.js';
@@ -39,14 +39,20 @@ function who(revision: RevisionSummary): SafeHtml {
   return html`${parts.map((part, i) => html`${i > 0 ? html`<br>` : ''}${part}`)}`;
 }
 
+/** A changed line's text, its changed words marked when it is an edit of the line beside it. */
+function lineText(line: DiffLine): SafeHtml | string {
+  if (!line.words) return line.text;
+  return html`${line.words.map((run: DiffWords) => (run.changed ? html`<mark class="diff-word">${run.text}</mark>` : run.text))}`;
+}
+
 function renderDiff({ lines, notShown }: LineDiff): SafeHtml {
   const rest = notShown > 0 ? html`<span class="diff-line diff-skip">… ${notShown} more lines not shown …</span>` : '';
   return html`<div class="diff" role="region" aria-label="Differences in the body" tabindex="0">${lines.map((line: DiffLine) => {
     switch (line.kind) {
       case 'added':
-        return html`<ins class="diff-line"><span class="diff-sign" aria-hidden="true">+</span><span class="visually-hidden">Added: </span>${line.text}</ins>`;
+        return html`<ins class="diff-line"><span class="diff-sign" aria-hidden="true">+</span><span class="visually-hidden">Added: </span>${lineText(line)}</ins>`;
       case 'removed':
-        return html`<del class="diff-line"><span class="diff-sign" aria-hidden="true">−</span><span class="visually-hidden">Removed: </span>${line.text}</del>`;
+        return html`<del class="diff-line"><span class="diff-sign" aria-hidden="true">−</span><span class="visually-hidden">Removed: </span>${lineText(line)}</del>`;
       case 'skipped':
         return html`<span class="diff-line diff-skip">… ${line.text} …</span>`;
       default:
