@@ -51,6 +51,33 @@ const wordEditLimit = 200;
 const visible = (text: string): number => text.replace(/\s+/g, '').length;
 
 /**
+ * Runs with neighbours of the same kind joined, a space between two changed words counted as
+ * changed and the spaces at a change's ends as not: "A better first" reads as one change.
+ */
+function joinedRuns(runs: DiffWords[]): DiffWords[] {
+  const pieces = runs.flatMap((run, i): DiffWords[] => {
+    if (!run.changed) {
+      const between = !/\S/.test(run.text) && runs[i - 1]?.changed === true && runs[i + 1]?.changed === true;
+      return [{ text: run.text, changed: between }];
+    }
+    const [, lead = '', core = '', trail = ''] = /^(\s*)([\s\S]*?)(\s*)$/.exec(run.text)!;
+    return [
+      { text: lead, changed: false },
+      { text: core, changed: true },
+      { text: trail, changed: false },
+    ];
+  });
+  const joined: DiffWords[] = [];
+  for (const piece of pieces) {
+    if (!piece.text) continue;
+    const last = joined.at(-1);
+    if (last && last.changed === piece.changed) last.text += piece.text;
+    else joined.push({ ...piece });
+  }
+  return joined;
+}
+
+/**
  * Each line of a removed (or added) block in runs of unchanged and changed words, from the word
  * diff of the two blocks; a line that is mostly changed stays whole (`undefined`), as word marks
  * over a rewritten paragraph are noise.
@@ -65,7 +92,7 @@ function wordsOfLines(parts: ChangeObject<string>[], side: 'removed' | 'added'):
       if (text) lines.at(-1)!.push({ text, changed });
     });
   }
-  return lines.map((runs) => {
+  return lines.map(joinedRuns).map((runs) => {
     const unchanged = runs.reduce((sum, run) => sum + (run.changed ? 0 : visible(run.text)), 0);
     return unchanged * 2 >= visible(runs.map((run) => run.text).join('')) ? runs : undefined;
   });

@@ -329,8 +329,9 @@ describe('UI pages', () => {
     const newest = revisions[0]!;
     const response = await browser.get(`/app/articles/${articleId}/revisions/diff?a=${oldest.id}&b=${newest.id}`);
     expect(response.statusCode).toBe(200);
-    expect(response.body).toMatch(/<del class="diff-line">.*&lt;p&gt;First paragraph\.&lt;\/p&gt;<\/del>/);
-    expect(response.body).toMatch(/<ins class="diff-line">.*&lt;p&gt;A better first paragraph\.&lt;\/p&gt;<\/ins>/);
+    // The edited line, its changed words marked (revision-diff.test.ts covers the marks).
+    expect(response.body).toMatch(/<del class="diff-line">.*&lt;p&gt;<mark class="diff-word">First<\/mark> paragraph\.&lt;\/p&gt;<\/del>/);
+    expect(response.body).toMatch(/<ins class="diff-line">.*&lt;p&gt;<mark class="diff-word">A better first<\/mark> paragraph\.&lt;\/p&gt;<\/ins>/);
     expect(response.body).toContain('<del>Editable article</del>');
     expect(response.body).toContain('<ins>Edited article</ins>');
     const missing = await browser.get(`/app/articles/${articleId}/revisions/diff?a=${oldest.id}`);
