@@ -44,6 +44,11 @@ export function addMonths(month: string, offset: number): string {
   return date.toISOString().slice(0, 7);
 }
 
+/** An address or path that may wrap after its separators (`/ ? & = .`), never inside a word. */
+export function breakableAddress(text: string): SafeHtml {
+  return html`${text.split(/(?<=[/?&=.#])/).map((piece, i) => (i === 0 ? piece : html`<wbr>${piece}`))}`;
+}
+
 /** A small coloured label: statuses, origins, channels. */
 export function badge(text: string | null | undefined, tone?: string): SafeHtml {
   if (!text) return html`<span class="muted">—</span>`;
@@ -70,11 +75,17 @@ export function pager(meta: PageMeta, urlFor: (page: number) => string, label: s
 </nav>`;
 }
 
-/** A table that scrolls sideways on small screens instead of breaking the layout. */
-export function tableWrap(caption: string, head: SafeHtml, rows: SafeHtml[], empty: string): SafeHtml {
+/** How a table shows on a phone: scrolled sideways, or each row stacked as a card of labelled cells. */
+export type PhoneLayout = 'scroll' | 'stacked';
+
+/**
+ * A table that scrolls sideways on small screens instead of breaking the layout; a `stacked` one
+ * shows each row on a phone as a card, every cell under the `data-label` its row template gives it.
+ */
+export function tableWrap(caption: string, head: SafeHtml, rows: SafeHtml[], empty: string, phone: PhoneLayout = 'scroll'): SafeHtml {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
-<table>
+  return html`<div class="table-wrap${phone === 'stacked' ? ' stacks' : ''}" role="region" aria-label="${caption}" tabindex="0">
+<table${phone === 'stacked' ? html` class="stacked"` : ''}>
 <caption class="visually-hidden">${caption}</caption>
 <thead>${head}</thead>
 <tbody>${rows}</tbody>
@@ -95,6 +106,7 @@ export interface PagedTable {
   urlFor: (page: number) => string;
   /** What the rows are, plural ("Articles"). */
   label: string;
+  phone?: PhoneLayout;
 }
 
 /**
@@ -102,7 +114,7 @@ export interface PagedTable {
  * or PDF report holds the whole list and not just the page that happened to be open.
  */
 export function pagedTable(table: PagedTable): SafeHtml {
-  const onScreen = html`${tableWrap(table.caption, table.head, table.rows, table.empty)}
+  const onScreen = html`${tableWrap(table.caption, table.head, table.rows, table.empty, table.phone)}
   ${pager(table.meta, table.urlFor, table.label)}`;
   if (!table.allRows) return onScreen;
   const noun = table.label.toLowerCase();
@@ -112,7 +124,7 @@ export function pagedTable(table: PagedTable): SafeHtml {
       : `All ${table.meta.total} ${noun}.`;
   return html`<div class="screen-only">${onScreen}</div>
 <div class="print-only">
-  ${tableWrap(table.caption, table.head, table.allRows, table.empty)}
+  ${tableWrap(table.caption, table.head, table.allRows, table.empty, table.phone)}
   <p class="pager"><span class="pager-range">${count}</span></p>
 </div>`;
 }
@@ -131,7 +143,7 @@ ${links.map(
 export const csrfField = (token: string): SafeHtml => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 /** A link only to http(s) addresses; anything else is shown as text. */
-export function externalLink(url: string | null | undefined, text?: string | null): SafeHtml {
+export function externalLink(url: string | null | undefined, text?: string | SafeHtml | null): SafeHtml {
   if (!url) return html`<span class="muted">—</span>`;
   if (!/^https?:\/\//i.test(url)) return html`${text ?? url}`;
   return html`<a href="${url}" rel="noopener noreferrer nofollow" target="_blank">${text ?? url}</a>`;

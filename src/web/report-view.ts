@@ -4,7 +4,7 @@ import type { Backlink } from '../services/backlinks.js';
 import type { MonthlyReport } from '../services/report-pdf.js';
 import type { Stats } from '../services/stats.js';
 import type { MonthCounts } from '../services/ui-queries.js';
-import { addMonths, badge, day, delta, externalLink, monthLabel, tableWrap } from './components.js';
+import { addMonths, badge, breakableAddress, day, delta, externalLink, monthLabel, tableWrap } from './components.js';
 import { html, type SafeHtml } from './html.js';
 import type { ReportSpan } from './report-data.js';
 
@@ -79,15 +79,18 @@ function charts(series: MonthCounts[]): SafeHtml {
 </details>`;
 }
 
+/** The articles table's columns: its head, and each cell's label where a phone stacks the rows. */
+const articleColumns = { title: 'Title', status: 'Status', date: 'Date', keyword: 'Target keyword', words: 'Words' } as const;
+
 /** Rows of the articles table; `linked` links each title to its editor (never on a share link). */
 export function articleRows(articles: Article[], linked = true): SafeHtml[] {
   return articles.map(
     (a) => html`<tr>
-  <td class="wrap">${linked ? html`<a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a>` : a.title || `Untitled article ${a.id}`}</td>
-  <td>${badge(a.status)}</td>
-  <td>${day(a.published_at)}</td>
-  <td>${a.target_keyword ?? ''}</td>
-  <td class="num">${a.word_count ?? ''}</td>
+  <td class="wrap row-title" data-label="${articleColumns.title}">${linked ? html`<a href="/app/articles/${a.id}">${a.title || `Untitled article ${a.id}`}</a>` : a.title || `Untitled article ${a.id}`}</td>
+  <td data-label="${articleColumns.status}">${badge(a.status)}</td>
+  <td data-label="${articleColumns.date}">${day(a.published_at)}</td>
+  <td data-label="${articleColumns.keyword}">${a.target_keyword ?? ''}</td>
+  <td class="num" data-label="${articleColumns.words}">${a.word_count ?? ''}</td>
 </tr>`,
   );
 }
@@ -104,16 +107,27 @@ function targetPath(url: string | null): string | null {
   }
 }
 
+/** The backlinks table's columns: its head, and each cell's label where a phone stacks the rows. */
+const backlinkColumns = {
+  acquired: 'Acquired',
+  source: 'Source',
+  anchor: 'Anchor text',
+  anchorType: 'Anchor type',
+  category: 'Category',
+  status: 'Status',
+  target: 'Target page',
+} as const;
+
 export function backlinkRows(backlinks: Backlink[]): SafeHtml[] {
   return backlinks.map(
     (b) => html`<tr>
-  <td>${day(b.acquired_at)}</td>
-  <td>${externalLink(b.source_url, b.source_domain ?? b.source_url)}</td>
-  <td class="wrap">${b.anchor_text ?? ''}</td>
-  <td>${b.anchor_type ?? ''}</td>
-  <td>${badge(b.category)}</td>
-  <td>${badge(b.status)}</td>
-  <td class="wrap">${externalLink(b.target_url, targetPath(b.target_url))}</td>
+  <td data-label="${backlinkColumns.acquired}">${day(b.acquired_at)}</td>
+  <td class="source" data-label="${backlinkColumns.source}">${externalLink(b.source_url, breakableAddress(b.source_domain ?? b.source_url ?? ''))}</td>
+  <td class="wrap" data-label="${backlinkColumns.anchor}">${breakableAddress(b.anchor_text ?? '')}</td>
+  <td data-label="${backlinkColumns.anchorType}">${b.anchor_type ?? ''}</td>
+  <td data-label="${backlinkColumns.category}">${badge(b.category)}</td>
+  <td data-label="${backlinkColumns.status}">${badge(b.status)}</td>
+  <td class="wrap" data-label="${backlinkColumns.target}">${externalLink(b.target_url, b.target_url ? breakableAddress(targetPath(b.target_url)!) : null)}</td>
 </tr>`,
   );
 }
@@ -142,6 +156,6 @@ export function reportOverview({ month, span, stats, previous, series }: Pick<Mo
 </section>`;
 }
 
-export const articlesHead = html`<tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Date</th><th scope="col">Target keyword</th><th scope="col" class="num">Words</th></tr>`;
+export const articlesHead = html`<tr>${Object.entries(articleColumns).map(([name, label]) => html`<th scope="col"${name === 'words' ? html` class="num"` : ''}>${label}</th>`)}</tr>`;
 
-export const backlinksHead = html`<tr><th scope="col">Acquired</th><th scope="col">Source</th><th scope="col">Anchor text</th><th scope="col">Anchor type</th><th scope="col">Category</th><th scope="col">Status</th><th scope="col">Target page</th></tr>`;
+export const backlinksHead = html`<tr>${Object.values(backlinkColumns).map((label) => html`<th scope="col">${label}</th>`)}</tr>`;

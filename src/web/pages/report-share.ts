@@ -163,6 +163,7 @@ ${reportOverview(report)}
     articlesHead,
     articleRows(report.articles, false),
     `No articles were published in ${period}.`,
+    'stacked',
   )}
   ${more(report.articles.length, 'articles')}
 </section>
@@ -173,6 +174,7 @@ ${reportOverview(report)}
     backlinksHead,
     backlinkRows(report.backlinks),
     `No backlinks were acquired in ${period}.`,
+    'stacked',
   )}
   ${more(report.backlinks.length, 'backlinks')}
 </section>`;

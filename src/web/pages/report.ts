@@ -164,6 +164,7 @@ ${reportOverview({ month, span, stats, previous, series })}
     meta: articles.meta,
     urlFor: (p) => here({ apage: p }, '#articles'),
     label: 'Articles',
+    phone: 'stacked',
   })}
 </section>
 <section aria-labelledby="backlinks-h" id="backlinks" class="card">
@@ -180,6 +181,7 @@ ${reportOverview({ month, span, stats, previous, series })}
     meta: backlinks.meta,
     urlFor: (p) => here({ bpage: p }, '#backlinks'),
     label: 'Backlinks',
+    phone: 'stacked',
   })}
 </section>`,
     });

@@ -100,6 +100,9 @@ function diffSection([a, b, body]: Compared, numbers: Map<number, number>): Safe
 </section>`;
 }
 
+/** The revisions table's columns: its head, and each cell's label where a phone stacks the rows. */
+const columns = { a: 'A', b: 'B', revision: 'Revision', time: 'Time', origin: 'Origin', who: 'Who', reason: 'Reason' } as const;
+
 /** The revisions table: choose A and B to compare, restore any earlier one. */
 function revisionTable(ui: UiContext, article: Omit<ArticleRow, 'body'>, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
   const currentId = article.current_revision_id ?? revisions[0]?.id;
@@ -107,17 +110,17 @@ function revisionTable(ui: UiContext, article: Omit<ArticleRow, 'body'>, revisio
   return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
 ${tableWrap(
   'Revisions, newest first, numbered from the first',
-  html`<tr><th scope="col">A</th><th scope="col">B</th><th scope="col">Revision</th><th scope="col">Time</th><th scope="col">Origin</th><th scope="col">Who</th><th scope="col">Reason</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+  html`<tr>${Object.values(columns).map((label) => html`<th scope="col">${label}</th>`)}<th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
   revisions.map(
     (r) => html`<tr${r.id === currentId ? html` class="current"` : ''}>
-  <td><input type="radio" form="compare" name="a" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as A"${r.id === a ? html` checked` : ''}></td>
-  <td><input type="radio" form="compare" name="b" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as B"${r.id === b ? html` checked` : ''}></td>
-  <td data-revision-number>${numbers.get(r.id)!}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
-  <td>${timestamp(r.created_at)}</td>
-  <td>${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
-  <td>${who(r)}</td>
-  <td class="wrap">${r.reason ?? html`<span class="muted">—</span>`}</td>
-  <td>${
+  <td class="pick" data-label="${columns.a}"><input type="radio" form="compare" name="a" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as A"${r.id === a ? html` checked` : ''}></td>
+  <td class="pick" data-label="${columns.b}"><input type="radio" form="compare" name="b" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as B"${r.id === b ? html` checked` : ''}></td>
+  <td data-revision-number data-label="${columns.revision}">${numbers.get(r.id)!}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
+  <td data-label="${columns.time}">${timestamp(r.created_at)}</td>
+  <td data-label="${columns.origin}">${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
+  <td class="wrap" data-label="${columns.who}">${who(r)}</td>
+  <td class="wrap" data-label="${columns.reason}">${r.reason ?? html`<span class="muted">—</span>`}</td>
+  <td class="row-actions">${
     r.id === currentId
       ? html`<span class="muted small">current content</span>`
       : canEdit
@@ -130,6 +133,7 @@ ${tableWrap(
 </tr>`,
   ),
   'This article has no revisions yet.',
+  'stacked',
 )}
 <p class="form-actions"><button type="submit" form="compare" class="primary">Compare A with B</button></p>`;
 }

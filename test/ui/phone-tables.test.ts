@@ -1,0 +1,202 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.js';
+
+/**
+ * The columns each table exists for, in Chromium at 1280 px and on a 390 px phone: Restore,
+ * origin, author and reason of the revisions; request and status of the activity log; source,
+ * anchor, status and target of the report's backlinks. Each must lie inside the viewport, whole,
+ * without scrolling sideways. Screenshots go to ANCHORAGE_SCREENSHOTS (or a temporary directory).
+ */
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
+
+interface Placement {
+  what: string;
+  /** Rows of the table the selector matched in. */
+  count: number;
+  /** Those that stick out of the viewport or are clipped (their content wider than their box). */
+  outside: string[];
+}
+
+/** Where the cells matching each selector sit (runs in the browser). */
+function placements(page: Page, selectors: Record<string, string>): Promise<{ pageOverflows: boolean; found: Placement[] }> {
+  return page.evaluate((selectors) => {
+    const width = document.documentElement.clientWidth;
+    const found = Object.entries(selectors).map(([what, selector]) => {
+      const elements = [...document.querySelectorAll<HTMLElement>(selector)].filter((element) => element.getClientRects().length > 0);
+      const outside = elements
+        .filter((element) => {
+          const box = element.getBoundingClientRect();
+          return box.left < -0.5 || box.right > width + 0.5 || element.scrollWidth > element.clientWidth + 1;
+        })
+        .map((element) => `${element.textContent?.trim().slice(0, 40)} @ ${Math.round(element.getBoundingClientRect().left)}–${Math.round(element.getBoundingClientRect().right)}`);
+      return { what, count: elements.length, outside };
+    });
+    return { pageOverflows: document.documentElement.scrollWidth > width + 1, found };
+  }, selectors);
+}
+
+/**
+ * Elements whose text is broken inside a word: narrower than the widest piece of it that holds no
+ * break opportunity (between words, after an address's separators `/ ? & = . #`, after a hyphen).
+ */
+function brokenWords(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((selector) => {
+    const context = document.createElement('canvas').getContext('2d')!;
+    return [...document.querySelectorAll<HTMLElement>(selector)]
+      .filter((element) => element.getClientRects().length > 0)
+      .flatMap((element) => {
+        const style = getComputedStyle(element);
+        context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        const room = element.getBoundingClientRect().width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const pieces = (element.textContent ?? '').split(/\s+|(?<=[/?&=.#-])/).filter(Boolean);
+        const widest = pieces.reduce((best, piece) => (context.measureText(piece).width > context.measureText(best).width ? piece : best), '');
+        return context.measureText(widest).width > room + 1 ? [`“${widest}” in ${Math.round(room)} px`] : [];
+      });
+  }, selector);
+}
+
+/** Selects whose longest choice does not fit them (the text is cut). */
+function cutSelects(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((selector) => {
+    const context = document.createElement('canvas').getContext('2d')!;
+    return [...document.querySelectorAll<HTMLSelectElement>(selector)].flatMap((select) => {
+      const style = getComputedStyle(select);
+      context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      // The arrow of a closed select takes about 20 px on the right.
+      const room = select.clientWidth - parseFloat(style.paddingLeft) - 20;
+      return [...select.options]
+        .filter((option) => context.measureText(option.text).width > room)
+        .map((option) => `${select.name}: “${option.text}” in ${Math.round(room)} px`);
+    });
+  }, selector);
+}
+
+describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a desktop', () => {
+  let h: Harness;
+  let base: string;
+  let context: BrowserContext;
+  let page: Page;
+  let userDataDir: string;
+  let shots: string;
+  let articleId: number;
+  let siteId: number;
+  let month: string;
+
+  beforeAll(async () => {
+    h = await startHarness();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = h.app.server.address();
+    if (!address || typeof address === 'string') throw new Error('no port');
+    base = `http://127.0.0.1:${address.port}`;
+    const demo = await h.services.demo.load();
+    const call = async (method: string, path: string, payload?: object) =>
+      h.app.inject({
+        method: method as 'GET',
+        url: path,
+        headers: { authorization: `Bearer ${demo.apiKey}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+        ...(payload ? { payload: JSON.stringify(payload) } : {}),
+      });
+    const sites = (await call('GET', '/api/v1/sites')).json<{ data: { id: number }[] }>().data;
+    siteId = sites[0]!.id;
+    articleId = (await call('GET', `/api/v1/sites/${siteId}/articles?status=published`)).json<{ data: { id: number }[] }>().data[0]!.id;
+    for (const reason of ['Tightened the introduction for the autumn campaign and fixed two typos', 'Updated the title after the client review']) {
+      await call('PATCH', `/api/v1/articles/${articleId}`, { title: `Edited ${reason.length}`, reason });
+    }
+    // A failed request in the log; a long path, made with a key of a long name.
+    await call('GET', '/api/v1/articles/999999999');
+    const demoUser = (await h.services.users.byEmail('demo@anchorage.test'))!;
+    const longKey = await h.services.keys.create(demoUser.id, { name: 'Reporting dashboard for the agency’s Portland clients' });
+    await h.app.inject({
+      method: 'GET',
+      url: `/api/v1/sites/${siteId}/backlinks?from=2026-01-01&to=2026-12-31&per_page=100&page=1`,
+      headers: { authorization: `Bearer ${longKey.key}` },
+    });
+    month = h.clock.now().toISOString().slice(0, 7);
+
+    shots = process.env.ANCHORAGE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'anchorage-phone-shots-'));
+    mkdirSync(shots, { recursive: true });
+    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: chromiumPath,
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${base}/app/sign-in`);
+    await page.getByLabel('E-mail').fill('demo@anchorage.test');
+    await page.getByLabel('Password').fill('demo-password-2026');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/app`);
+  }, 180_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await h?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  /** Opens `path` at `width`, screenshots it, and measures the cells of `selectors`. */
+  async function check(width: number, name: string, path: string, selectors: Record<string, string>) {
+    await page.setViewportSize({ width, height: width < 600 ? 844 : 900 });
+    await page.goto(`${base}${path}`);
+    await page.screenshot({ path: join(shots, `${name}-${width}.png`), fullPage: true });
+    const result = await placements(page, selectors);
+    for (const placement of result.found) expect(placement.count, `${name} at ${width} px: ${placement.what}`).toBeGreaterThan(0);
+    expect(result.found.filter((placement) => placement.outside.length > 0), `${name} at ${width} px`).toEqual([]);
+    expect(result.pageOverflows, `${name} at ${width} px scrolls sideways`).toBe(false);
+  }
+
+  const revisions = {
+    restore: '#list-h ~ * tbody td:last-child button',
+    origin: '#list-h ~ * tbody td:nth-child(5) .badge',
+    who: '#list-h ~ * tbody td:nth-child(6)',
+    reason: '#list-h ~ * tbody td:nth-child(7)',
+  };
+  const activity = {
+    request: '#log-h ~ * tbody td:nth-child(3) .request-op',
+    path: '#log-h ~ * tbody td:nth-child(3) .request-path',
+    status: '#log-h ~ * tbody td:nth-child(5) .status',
+    credential: '#log-h ~ * tbody td:nth-child(4)',
+  };
+  const backlinks = {
+    source: '#backlinks .screen-only tbody td:nth-child(2) a, #backlinks > .table-wrap tbody td:nth-child(2) a',
+    anchor: '#backlinks .screen-only tbody td:nth-child(3), #backlinks > .table-wrap tbody td:nth-child(3)',
+    status: '#backlinks .screen-only tbody td:nth-child(6) .badge, #backlinks > .table-wrap tbody td:nth-child(6) .badge',
+    target: '#backlinks .screen-only tbody td:nth-child(7) a, #backlinks > .table-wrap tbody td:nth-child(7) a',
+  };
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px the activity log breaks no word of a request or credential, nor cuts a filter`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/app/activity`);
+      expect(await brokenWords(page, '#log-h ~ * tbody .request-op, #log-h ~ * tbody .request-path, #log-h ~ * tbody td:nth-child(4)')).toEqual([]);
+      expect(await page.locator('.request-path', { hasText: 'per_page' }).count()).toBe(1);
+      expect(await page.locator('#log-h ~ * tbody td:nth-child(4)', { hasText: 'Portland clients' }).count()).toBe(1);
+      expect(await cutSelects(page, '.filter-grid select')).toEqual([]);
+    }, 60_000);
+
+    it(`at ${width} px the report's backlinks break no word of an anchor or target`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/app/sites/${siteId}?month=${month}`);
+      expect(await brokenWords(page, '#backlinks .screen-only tbody td:nth-child(n+2) a, #backlinks .screen-only tbody td:nth-child(3)')).toEqual([]);
+    }, 60_000);
+
+    it(`at ${width} px the revisions show Restore, origin, author and reason`, async () => {
+      await check(width, 'revisions', `/app/articles/${articleId}/revisions`, revisions);
+    }, 60_000);
+
+    it(`at ${width} px the activity log shows each request and its status`, async () => {
+      await check(width, 'activity', '/app/activity', activity);
+    }, 60_000);
+
+    it(`at ${width} px the report's backlinks show source, anchor, status and target`, async () => {
+      await check(width, 'report', `/app/sites/${siteId}?month=${month}`, backlinks);
+    }, 60_000);
+  }
+});
