@@ -134,7 +134,7 @@ export function protectedLinkList(links: readonly ProtectedLink[]): SafeHtml {
   return html`<ul class="locked-links">
 ${links.map(
   (link) => html`<li><span class="lock" aria-hidden="true"></span><span class="badge badge-${link.type}">${link.type}</span>
-  <span class="locked-text">“${link.text}”</span> <span class="muted">→</span> <code class="href">${link.href}</code></li>`,
+  <span class="locked-text">“${link.text}”</span> <span class="locked-target"><span class="muted">→</span>&nbsp;<code class="href">${link.href}</code></span></li>`,
 )}
 </ul>`;
 }

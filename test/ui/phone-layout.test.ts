@@ -90,6 +90,7 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
   let articleId: number;
   let siteId: number;
   let month: string;
+  let protectedArticleId: number;
 
   beforeAll(async () => {
     h = await startHarness();
@@ -121,6 +122,13 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
       headers: { authorization: `Bearer ${longKey.key}` },
     });
     month = h.clock.now().toISOString().slice(0, 7);
+    for (const { id } of (await call('GET', `/api/v1/sites/${siteId}/articles?per_page=100`)).json<{ data: { id: number }[] }>().data) {
+      const links = (await call('GET', `/api/v1/articles/${id}`)).json<{ data: { protected_links: unknown[] } }>().data.protected_links;
+      if (links.length > 1) {
+        protectedArticleId = id;
+        break;
+      }
+    }
 
     shots = process.env.ANCHORAGE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'anchorage-phone-shots-'));
     mkdirSync(shots, { recursive: true });
@@ -179,6 +187,36 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
   };
 
   for (const width of [1280, 390]) {
+    it(`at ${width} px the share form's number of days looks like its other fields`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/app/sites/${siteId}/shares`);
+      await page.screenshot({ path: join(shots, `shares-${width}.png`) });
+      const look = (selector: string) =>
+        page.$eval(selector, (input) => {
+          const style = getComputedStyle(input);
+          return [style.borderTopWidth, style.borderTopStyle, style.borderTopColor, style.borderRadius, style.height, style.paddingLeft, style.fontSize, style.fontFamily];
+        });
+      expect(await look('#share-days')).toEqual(await look('#share-name'));
+    }, 60_000);
+
+    it(`at ${width} px a protected link's arrow stays on the line of the address it points to`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/app/articles/${protectedArticleId}`);
+      await page.locator('.locked-links').evaluate((element) => element.scrollIntoView());
+      await page.screenshot({ path: join(shots, `protected-links-${width}.png`) });
+      const alone = await page.$$eval('.locked-links li', (items) =>
+        items.flatMap((item) => {
+          const arrow = [...item.querySelectorAll('span')].find((span) => span.textContent === '→')!;
+          const address = item.querySelector('.href')!;
+          const arrowTop = arrow.getBoundingClientRect().top;
+          const addressTop = address.getClientRects()[0]!.top;
+          return Math.abs(arrowTop - addressTop) > 4 ? [`${item.textContent?.trim().slice(0, 60)}: arrow at ${Math.round(arrowTop)}, address at ${Math.round(addressTop)}`] : [];
+        }),
+      );
+      expect(await page.locator('.locked-links li').count()).toBeGreaterThan(0);
+      expect(alone).toEqual([]);
+    }, 60_000);
+
     it(`at ${width} px the activity log breaks no word of a request or credential, nor cuts a filter`, async () => {
       await page.setViewportSize({ width, height: 900 });
       await page.goto(`${base}/app/activity`);
