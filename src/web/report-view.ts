@@ -1,3 +1,4 @@
+import { reportPalette } from '../core/report-palette.js';
 import type { SiteRow } from '../db/schema.js';
 import type { Article } from '../services/articles.js';
 import type { Backlink } from '../services/backlinks.js';
@@ -46,11 +47,21 @@ function statTiles(stats: Stats, previous: Stats, compared: string): SafeHtml {
 </dl>`;
 }
 
-/** The two charts (drawn by /assets/report.js from data-series) and the same numbers as a table. */
-function charts(series: MonthCounts[]): SafeHtml {
+/** Under the current month in the charts: its numbers are of the days so far, not of a whole month. */
+const partialMonthNote = 'so far';
+
+/**
+ * The two charts (drawn by /assets/report.js from data-series, in the palette the PDF uses too)
+ * and the same numbers as a table. `partialMonth`, the current month reported to date, is drawn
+ * hatched and noted "so far".
+ */
+function charts(series: MonthCounts[], partialMonth: string | undefined): SafeHtml {
   const data = JSON.stringify({
     labels: series.map((m) => monthLabel(m.month, true)),
     months: series.map((m) => m.month),
+    partial: series.findIndex((m) => m.month === partialMonth),
+    partialNote: partialMonthNote,
+    colours: reportPalette,
     industry: series.map((m) => m.backlinks_industry),
     local: series.map((m) => m.backlinks_local),
     articles: series.map((m) => m.articles_published),
@@ -152,7 +163,7 @@ export function reportOverview({ month, span, stats, previous, series }: Pick<Mo
 </section>
 <section aria-labelledby="trend-h">
   <h2 id="trend-h">The last 12 months</h2>
-  ${charts(series)}
+  ${charts(series, span.toDate ? month : undefined)}
 </section>`;
 }
 

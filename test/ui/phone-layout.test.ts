@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportPalette } from '../../src/core/report-palette.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
 /**
@@ -187,6 +188,63 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
   };
 
   for (const width of [1280, 390]) {
+    it(`at ${width} px the charts use the report palette and mark the current, partial month`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/app/sites/${siteId}?month=${month}`);
+      await page.waitForSelector('#articles-chart[data-rendered]');
+      await page.locator('#trend-h').evaluate((element) => element.scrollIntoView());
+      await page.screenshot({ path: join(shots, `charts-${width}.png`) });
+      const charts = await page.evaluate(() => {
+        type Element = { options: { backgroundColor: unknown } };
+        type ChartLike = {
+          data: { labels: unknown[] };
+          getDatasetMeta: (i: number) => { data: Element[] };
+          config: { data: { datasets: { borderColor?: string }[] }; plugins: { id: string }[] };
+        };
+        const chartOf = (id: string) => (window as unknown as { Chart: { getChart: (id: string) => ChartLike } }).Chart.getChart(id);
+        const colour = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : 'pattern');
+        const bars = chartOf('backlinks-chart');
+        const line = chartOf('articles-chart');
+        const series = JSON.parse(document.querySelector('#backlinks-chart')!.getAttribute('data-series')!) as { partial: number; partialNote: string };
+        return {
+          series,
+          labels: bars.data.labels,
+          industry: bars.getDatasetMeta(0).data.map((bar) => colour(bar.options.backgroundColor)),
+          local: bars.getDatasetMeta(1).data.map((bar) => colour(bar.options.backgroundColor)),
+          articles: line.config.data.datasets[0]!.borderColor!.toLowerCase(),
+          lastPoint: colour(line.getDatasetMeta(0).data.at(-1)!.options.backgroundColor),
+          notes: [bars, line].map((chart) => chart.config.plugins.map((plugin) => plugin.id)),
+        };
+      });
+      // The report's month is the current one (the harness clock's): the last of the 12, drawn
+      // hatched (bars) or hollow (the line's point), with its note above it.
+      expect(charts.labels).toHaveLength(12);
+      expect(charts.series).toEqual({ ...charts.series, partial: 11, partialNote: 'so far' });
+      expect(charts.notes).toEqual([['partial-month'], ['partial-month']]);
+      expect(charts.industry.slice(0, -1)).toEqual(Array(11).fill(reportPalette.industry));
+      expect(charts.local.slice(0, -1)).toEqual(Array(11).fill(reportPalette.local));
+      expect([charts.industry.at(-1), charts.local.at(-1)]).toEqual(['pattern', 'pattern']);
+      expect(charts.articles).toBe(reportPalette.articles);
+      expect(charts.lastPoint).toBe('#ffffff');
+      // The tooltip of the partial month says so.
+      const box = (await page.locator('#backlinks-chart').boundingBox())!;
+      const x = await page.evaluate(() => (window as unknown as { Chart: { getChart: (id: string) => { getDatasetMeta: (i: number) => { data: { x: number }[] } } } }).Chart.getChart('backlinks-chart').getDatasetMeta(0).data[11]!.x);
+      await page.mouse.move(box.x + x, box.y + box.height / 2);
+      const title = await page.evaluate(() => (window as unknown as { Chart: { getChart: (id: string) => { tooltip: { title: string[] } } } }).Chart.getChart('backlinks-chart').tooltip.title);
+      expect(title).toEqual([expect.stringMatching(/^[A-Z][a-z]{2} \d{4} \(so far\)$/)]);
+      await page.screenshot({ path: join(shots, `charts-${width}-tooltip.png`) });
+
+      // A past month is whole: nothing is marked.
+      await page.goto(`${base}/app/sites/${siteId}?month=2026-01`);
+      await page.waitForSelector('#backlinks-chart[data-rendered]');
+      const past = await page.evaluate(() => {
+        type Bar = { options: { backgroundColor: unknown } };
+        const chart = (window as unknown as { Chart: { getChart: (id: string) => { getDatasetMeta: (i: number) => { data: Bar[] } } } }).Chart.getChart('backlinks-chart');
+        return { partial: (JSON.parse(document.querySelector('#backlinks-chart')!.getAttribute('data-series')!) as { partial: number }).partial, hatched: chart.getDatasetMeta(0).data.filter((bar) => typeof bar.options.backgroundColor !== 'string').length };
+      });
+      expect(past).toEqual({ partial: -1, hatched: 0 });
+    }, 60_000);
+
     it(`at ${width} px the share form's number of days looks like its other fields`, async () => {
       await page.setViewportSize({ width, height: 900 });
       await page.goto(`${base}/app/sites/${siteId}/shares`);
