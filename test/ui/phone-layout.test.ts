@@ -113,6 +113,12 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
     for (const reason of ['Tightened the introduction for the autumn campaign and fixed two typos', 'Updated the title after the client review']) {
       await call('PATCH', `/api/v1/articles/${articleId}`, { title: `Edited ${reason.length}`, reason });
     }
+    // A one-word change in a paragraph, for the diff page.
+    const body = (await call('GET', `/api/v1/articles/${articleId}`)).json<{ data: { body: string } }>().data.body;
+    const paragraph = /<p>([^<]{60,})<\/p>/.exec(body)![1]!;
+    const word = /\b[a-z]{6,}\b/.exec(paragraph)![0];
+    const edited = await call('PATCH', `/api/v1/articles/${articleId}`, { replacements: [{ find: paragraph, replace: paragraph.replace(word, 'remarkable') }], reason: 'One word' });
+    expect(edited.statusCode).toBe(200);
     // A failed request in the log; a long path, made with a key of a long name.
     await call('GET', '/api/v1/articles/999999999');
     const demoUser = (await h.services.users.byEmail('demo@anchorage.test'))!;
@@ -188,6 +194,19 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
   };
 
   for (const width of [1280, 390]) {
+    it(`at ${width} px the revision diff marks the one word changed, inside the page`, async () => {
+      const [newest, previous] = await h.services.revisions.list(articleId);
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/app/articles/${articleId}/revisions/diff?a=${previous!.id}&b=${newest!.id}`);
+      await page.locator('.diff').evaluate((element) => element.scrollIntoView());
+      await page.screenshot({ path: join(shots, `diff-${width}.png`) });
+      expect(await page.locator('.diff ins .diff-word').allTextContents()).toEqual(['remarkable']);
+      expect(await page.locator('.diff del .diff-word').count()).toBe(1);
+      const result = await placements(page, { diff: '.diff' });
+      expect(result.found[0]!.outside).toEqual([]);
+      expect(result.pageOverflows).toBe(false);
+    }, 60_000);
+
     it(`at ${width} px the charts use the report palette and mark the current, partial month`, async () => {
       await page.setViewportSize({ width, height: 900 });
       await page.goto(`${base}/app/sites/${siteId}?month=${month}`);
