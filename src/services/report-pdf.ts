@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { create, type Font } from 'fontkit';
 import { reportLocale, type ReportLocale } from '../core/i18n/locale.js';
+import { addressLines } from '../core/address-lines.js';
+import { reportPalette } from '../core/report-palette.js';
 import type { SiteRow } from '../db/schema.js';
 import type { Article } from './articles.js';
 import type { Backlink } from './backlinks.js';
@@ -32,9 +34,6 @@ const pageSize = 'A4';
 const ink = '#1f2933';
 const muted = '#616e7c';
 const rule = '#cbd2d9';
-const industryColour = '#2f6fbd';
-const localColour = '#e08a1e';
-const articleColour = '#2e8b57';
 
 /** The names the document's two faces are registered under. */
 const regular = 'Sans';
@@ -91,6 +90,8 @@ interface Column {
   /** Share of the page's width. */
   width: number;
   align?: 'left' | 'right';
+  /** Addresses (URLs, domains) break after their separators, never letter by letter. */
+  address?: boolean;
 }
 
 /** Draws a table row by row, starting a new page (with the header again) when a row does not fit. */
@@ -98,6 +99,12 @@ function table(doc: PDFKit.PDFDocument, columns: Column[], rows: string[][]): vo
   const width = doc.page.width - 2 * margin;
   const widths = columns.map((c) => c.width * width);
   const padding = 3;
+  /** A cell's text as drawn: an address in lines that fit its column. */
+  const laidOut = (cell: string, i: number): string => {
+    if (!columns[i]!.address) return cell;
+    doc.font(regular).fontSize(8);
+    return addressLines(cell, (line) => doc.widthOfString(line) <= widths[i]! - 2 * padding).join('\n');
+  };
   const rowHeight = (cells: string[], header: boolean) => {
     doc.font(header ? bold : regular).fontSize(8);
     return Math.max(...cells.map((cell, i) => doc.heightOfString(cell, { width: widths[i]! - 2 * padding }))) + 2 * padding;
@@ -120,7 +127,7 @@ function table(doc: PDFKit.PDFDocument, columns: Column[], rows: string[][]): vo
     doc.y = top + height;
   };
   drawRow(columns.map((c) => pdfText(c.header)), true);
-  for (const row of rows) drawRow(row.map(pdfText), false);
+  for (const row of rows) drawRow(row.map((cell, i) => laidOut(pdfText(cell), i)), false);
 }
 
 function heading(doc: PDFKit.PDFDocument, text: string): void {
@@ -129,7 +136,20 @@ function heading(doc: PDFKit.PDFDocument, text: string): void {
   doc.moveDown(0.3);
 }
 
-/** A bar chart of the 12 months: stacked segments per month, a legend, the month under each bar. */
+/** A bar of the current, partial month: its colour lightened and hatched, as on the web report. */
+function partialBar(doc: PDFKit.PDFDocument, x: number, y: number, width: number, height: number, colour: string): void {
+  doc.save();
+  doc.rect(x, y, width, height).fillColor(colour, 0.3).fill();
+  doc.rect(x, y, width, height).clip();
+  doc.strokeColor(colour).strokeOpacity(0.9).lineWidth(1);
+  for (let offset = -height; offset < width; offset += 4) doc.moveTo(x + offset, y + height).lineTo(x + offset + height, y).stroke();
+  doc.restore();
+}
+
+/**
+ * A bar chart of the 12 months: stacked segments per month, a legend, the month under each bar;
+ * the current month, reported to date, hatched and noted "so far".
+ */
 function barChart(
   doc: PDFKit.PDFDocument,
   title: string,
@@ -155,20 +175,23 @@ function barChart(
   const max = Math.max(1, ...totals);
   const slot = width / report.series.length;
   const barWidth = slot * 0.6;
+  const partial = report.span.toDate ? report.month : undefined;
   report.series.forEach((m, i) => {
     let base = top + chartHeight;
     const x = margin + i * slot + (slot - barWidth) / 2;
     for (const segment of segments) {
       const height = (segment.value(m) / max) * chartHeight;
-      if (height > 0) doc.rect(x, base - height, barWidth, height).fill(segment.colour);
+      if (height > 0 && m.month === partial) partialBar(doc, x, base - height, barWidth, height, segment.colour);
+      else if (height > 0) doc.rect(x, base - height, barWidth, height).fill(segment.colour);
       base -= height;
     }
     doc.fillColor(ink).fontSize(7).text(locale.number(totals[i]!), margin + i * slot, base - 10, { width: slot, align: 'center', lineBreak: false });
     doc.fillColor(muted).text(pdfText(locale.month(m.month, true)), margin + i * slot, top + chartHeight + 3, { width: slot, align: 'center', lineBreak: false });
+    if (m.month === partial) doc.fontSize(6).text(pdfText(locale.t.soFarNote), margin + i * slot, top + chartHeight + 11, { width: slot, align: 'center', lineBreak: false });
   });
   doc.moveTo(margin, top + chartHeight).lineTo(margin + width, top + chartHeight).strokeColor(rule).lineWidth(0.5).stroke();
   doc.x = margin;
-  doc.y = top + chartHeight + 18;
+  doc.y = top + chartHeight + (partial ? 24 : 18);
 }
 
 /**
@@ -219,10 +242,10 @@ export async function renderReportPdf(report: MonthlyReport): Promise<Buffer> {
 
   heading(doc, t.last12Months);
   barChart(doc, t.backlinksPerMonth, report, locale, [
-    { label: t.legend.industry, colour: industryColour, value: (m) => m.backlinks_industry },
-    { label: t.legend.local, colour: localColour, value: (m) => m.backlinks_local },
+    { label: t.legend.industry, colour: reportPalette.industry, value: (m) => m.backlinks_industry },
+    { label: t.legend.local, colour: reportPalette.local, value: (m) => m.backlinks_local },
   ]);
-  barChart(doc, t.articlesPerMonth, report, locale, [{ label: t.legend.articles, colour: articleColour, value: (m) => m.articles_published }]);
+  barChart(doc, t.articlesPerMonth, report, locale, [{ label: t.legend.articles, colour: reportPalette.articles, value: (m) => m.articles_published }]);
   table(
     doc,
     [
@@ -252,12 +275,12 @@ export async function renderReportPdf(report: MonthlyReport): Promise<Buffer> {
     doc,
     [
       { header: t.column.acquired, width: 0.11 },
-      { header: t.column.source, width: 0.2 },
+      { header: t.column.source, width: 0.2, address: true },
       { header: t.column.anchorText, width: 0.22 },
       { header: t.column.anchorType, width: 0.1 },
       { header: t.column.category, width: 0.1 },
       { header: t.column.status, width: 0.08 },
-      { header: t.column.targetPage, width: 0.19 },
+      { header: t.column.targetPage, width: 0.19, address: true },
     ],
     report.backlinks.map((b) => [
       b.acquired_at ? locale.day(b.acquired_at) : '',

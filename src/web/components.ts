@@ -46,6 +46,11 @@ export function addMonths(month: string, offset: number): string {
   return date.toISOString().slice(0, 7);
 }
 
+/** An address or path that may wrap after its separators (`/ ? & = .`), never inside a word. */
+export function breakableAddress(text: string): SafeHtml {
+  return html`${text.split(/(?<=[/?&=.#])/).map((piece, i) => (i === 0 ? piece : html`<wbr>${piece}`))}`;
+}
+
 /** A small coloured label: statuses, origins, channels. */
 export function badge(text: string | null | undefined, tone?: string): SafeHtml {
   if (!text) return html`<span class="muted">—</span>`;
@@ -74,11 +79,17 @@ export function pager(meta: PageMeta, urlFor: (page: number) => string, label: s
 </nav>`;
 }
 
-/** A table that scrolls sideways on small screens instead of breaking the layout. */
-export function tableWrap(caption: string, head: SafeHtml, rows: SafeHtml[], empty: string): SafeHtml {
+/** How a table shows on a phone: scrolled sideways, or each row stacked as a card of labelled cells. */
+export type PhoneLayout = 'scroll' | 'stacked';
+
+/**
+ * A table that scrolls sideways on small screens instead of breaking the layout; a `stacked` one
+ * shows each row on a phone as a card, every cell under the `data-label` its row template gives it.
+ */
+export function tableWrap(caption: string, head: SafeHtml, rows: SafeHtml[], empty: string, phone: PhoneLayout = 'scroll'): SafeHtml {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
-<table>
+  return html`<div class="table-wrap${phone === 'stacked' ? ' stacks' : ''}" role="region" aria-label="${caption}" tabindex="0">
+<table${phone === 'stacked' ? html` class="stacked"` : ''}>
 <caption class="visually-hidden">${caption}</caption>
 <thead>${head}</thead>
 <tbody>${rows}</tbody>
@@ -100,6 +111,7 @@ export interface PagedTable {
   /** What the rows are. */
   kind: ReportRows;
   locale: ReportLocale;
+  phone?: PhoneLayout;
 }
 
 /**
@@ -108,7 +120,7 @@ export interface PagedTable {
  */
 export function pagedTable(table: PagedTable): SafeHtml {
   const { t, number } = table.locale;
-  const onScreen = html`${tableWrap(table.caption, table.head, table.rows, table.empty)}
+  const onScreen = html`${tableWrap(table.caption, table.head, table.rows, table.empty, table.phone)}
   ${pager(table.meta, table.urlFor, t.rowsLabel[table.kind], table.locale)}`;
   if (!table.allRows) return onScreen;
   const count =
@@ -117,7 +129,7 @@ export function pagedTable(table: PagedTable): SafeHtml {
       : t.allRows(table.kind, number(table.meta.total));
   return html`<div class="screen-only">${onScreen}</div>
 <div class="print-only">
-  ${tableWrap(table.caption, table.head, table.allRows, table.empty)}
+  ${tableWrap(table.caption, table.head, table.allRows, table.empty, table.phone)}
   <p class="pager"><span class="pager-range">${count}</span></p>
 </div>`;
 }
@@ -127,7 +139,7 @@ export function protectedLinkList(links: readonly ProtectedLink[]): SafeHtml {
   return html`<ul class="locked-links">
 ${links.map(
   (link) => html`<li><span class="lock" aria-hidden="true"></span><span class="badge badge-${link.type}">${link.type}</span>
-  <span class="locked-text">“${link.text}”</span> <span class="muted">→</span> <code class="href">${link.href}</code></li>`,
+  <span class="locked-text">“${link.text}”</span> <span class="locked-target"><span class="muted">→</span>&nbsp;<code class="href">${link.href}</code></span></li>`,
 )}
 </ul>`;
 }
@@ -136,7 +148,7 @@ ${links.map(
 export const csrfField = (token: string): SafeHtml => html`<input type="hidden" name="_csrf" value="${token}">`;
 
 /** A link only to http(s) addresses; anything else is shown as text. */
-export function externalLink(url: string | null | undefined, text?: string | null): SafeHtml {
+export function externalLink(url: string | null | undefined, text?: string | SafeHtml | null): SafeHtml {
   if (!url) return html`<span class="muted">—</span>`;
   if (!/^https?:\/\//i.test(url)) return html`${text ?? url}`;
   return html`<a href="${url}" rel="noopener noreferrer nofollow" target="_blank">${text ?? url}</a>`;

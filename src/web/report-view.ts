@@ -1,12 +1,13 @@
 import type { ReportLocale } from '../core/i18n/locale.js';
 import { en, type ReportMeasure } from '../core/i18n/messages.js';
+import { reportPalette } from '../core/report-palette.js';
 import type { SiteRow } from '../db/schema.js';
 import type { Article } from '../services/articles.js';
 import type { Backlink } from '../services/backlinks.js';
 import type { MonthlyReport } from '../services/report-pdf.js';
 import type { Stats } from '../services/stats.js';
 import type { MonthCounts } from '../services/ui-queries.js';
-import { addMonths, badge, day, delta, externalLink, tableWrap } from './components.js';
+import { addMonths, badge, breakableAddress, day, delta, externalLink, tableWrap } from './components.js';
 import { html, type SafeHtml } from './html.js';
 import type { ReportSpan } from './report-data.js';
 
@@ -46,12 +47,19 @@ function statTiles(stats: Stats, previous: Stats, compared: string, locale: Repo
 </dl>`;
 }
 
-/** The two charts (drawn by /assets/report.js from data-series) and the same numbers as a table. */
-function charts(series: MonthCounts[], locale: ReportLocale): SafeHtml {
+/**
+ * The two charts (drawn by /assets/report.js from data-series, in the palette the PDF uses too)
+ * and the same numbers as a table. `partialMonth`, the current month reported to date, is drawn
+ * hatched and noted "so far".
+ */
+function charts(series: MonthCounts[], partialMonth: string | undefined, locale: ReportLocale): SafeHtml {
   const { t, number } = locale;
   const data = JSON.stringify({
     labels: series.map((m) => locale.month(m.month, true)),
     months: series.map((m) => m.month),
+    partial: series.findIndex((m) => m.month === partialMonth),
+    partialNote: t.soFarNote,
+    colours: reportPalette,
     industry: series.map((m) => m.backlinks_industry),
     local: series.map((m) => m.backlinks_local),
     articles: series.map((m) => m.articles_published),
@@ -87,17 +95,18 @@ function valueBadge<V extends string>(value: V | null, words: Record<V, string>)
   return value ? badge(words[value] ?? value, value) : badge(value);
 }
 
-/** Rows of the articles table; `linked` links each title to its editor (never on a share link). */
+/** Rows of the articles table; `linked` links each title to its editor (never on a share link). Each cell carries its column's label, shown where a phone stacks the rows. */
 export function articleRows(articles: Article[], locale: ReportLocale, linked = true): SafeHtml[] {
   const { t } = locale;
+  const { column } = t;
   return articles.map((a) => {
     const title = a.title || t.untitledArticle(a.id);
     return html`<tr>
-  <td class="wrap">${linked ? html`<a href="/app/articles/${a.id}">${title}</a>` : title}</td>
-  <td>${valueBadge(a.status, t.articleStatus)}</td>
-  <td>${day(a.published_at, locale)}</td>
-  <td>${a.target_keyword ?? ''}</td>
-  <td class="num">${a.word_count === null ? '' : locale.number(a.word_count)}</td>
+  <td class="wrap row-title" data-label="${column.title}">${linked ? html`<a href="/app/articles/${a.id}">${title}</a>` : title}</td>
+  <td data-label="${column.status}">${valueBadge(a.status, t.articleStatus)}</td>
+  <td data-label="${column.date}">${day(a.published_at, locale)}</td>
+  <td data-label="${column.targetKeyword}">${a.target_keyword ?? ''}</td>
+  <td class="num" data-label="${column.words}">${a.word_count === null ? '' : locale.number(a.word_count)}</td>
 </tr>`;
   });
 }
@@ -116,15 +125,16 @@ export function targetPath(url: string | null, locale: ReportLocale): string | n
 
 export function backlinkRows(backlinks: Backlink[], locale: ReportLocale): SafeHtml[] {
   const { t } = locale;
+  const { column } = t;
   return backlinks.map(
     (b) => html`<tr>
-  <td>${day(b.acquired_at, locale)}</td>
-  <td>${externalLink(b.source_url, b.source_domain ?? b.source_url)}</td>
-  <td class="wrap">${b.anchor_text ?? ''}</td>
-  <td>${b.anchor_type ? (t.anchorType[b.anchor_type] ?? b.anchor_type) : ''}</td>
-  <td>${valueBadge(b.category, t.category)}</td>
-  <td>${valueBadge(b.status, t.backlinkStatus)}</td>
-  <td class="wrap">${externalLink(b.target_url, targetPath(b.target_url, locale))}</td>
+  <td data-label="${column.acquired}">${day(b.acquired_at, locale)}</td>
+  <td class="source" data-label="${column.source}">${externalLink(b.source_url, breakableAddress(b.source_domain ?? b.source_url ?? ''))}</td>
+  <td class="wrap" data-label="${column.anchorText}">${breakableAddress(b.anchor_text ?? '')}</td>
+  <td data-label="${column.anchorType}">${b.anchor_type ? (t.anchorType[b.anchor_type] ?? b.anchor_type) : ''}</td>
+  <td data-label="${column.category}">${valueBadge(b.category, t.category)}</td>
+  <td data-label="${column.status}">${valueBadge(b.status, t.backlinkStatus)}</td>
+  <td class="wrap" data-label="${column.targetPage}">${externalLink(b.target_url, b.target_url ? breakableAddress(targetPath(b.target_url, locale)!) : null)}</td>
 </tr>`,
   );
 }
@@ -155,7 +165,7 @@ export function reportOverview({ month, span, stats, previous, series }: Pick<Mo
 </section>
 <section aria-labelledby="trend-h">
   <h2 id="trend-h">${t.last12Months}</h2>
-  ${charts(series, locale)}
+  ${charts(series, span.toDate ? month : undefined, locale)}
 </section>`;
 }
 

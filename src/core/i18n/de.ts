@@ -16,6 +16,7 @@ export const de: ReportMessages = {
   anyStatus: 'jeder Status',
 
   soFar: (month) => `${month} (bis heute)`,
+  soFarNote: 'bis heute',
   spanToDate: (month, days, previousMonth, previousDays) => `${month} bis heute: ${days}, verglichen mit denselben Tagen im ${previousMonth} (${previousDays}).`,
   spanWhole: (previousMonth) => `Der ganze Monat, verglichen mit dem ganzen ${previousMonth}.`,
   versus: (compared, previous) => `vs. ${compared} (${previous})`,

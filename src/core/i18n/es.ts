@@ -16,6 +16,7 @@ export const es: ReportMessages = {
   anyStatus: 'cualquier estado',
 
   soFar: (month) => `${month} (hasta hoy)`,
+  soFarNote: 'hasta hoy',
   spanToDate: (month, days, previousMonth, previousDays) => `En ${month}, hasta hoy: ${days}, comparado con los mismos días de ${previousMonth} (${previousDays}).`,
   spanWhole: (previousMonth) => `El mes completo, comparado con todo ${previousMonth}.`,
   versus: (compared, previous) => `frente a ${compared} (${previous})`,

@@ -17,6 +17,7 @@ export const fr: ReportMessages = {
   anyStatus: 'tout statut',
 
   soFar: (month) => `${month} (jusqu’à aujourd’hui)`,
+  soFarNote: 'jusqu’à aujourd’hui',
   spanToDate: (month, days, previousMonth, previousDays) => `En ${month}, jusqu’à aujourd’hui\u00a0: ${days}, comparé aux mêmes jours en ${previousMonth} (${previousDays}).`,
   spanWhole: (previousMonth) => `Le mois entier, comparé à tout ${previousMonth}.`,
   versus: (compared, previous) => `vs ${compared} (${previous})`,

@@ -17,6 +17,7 @@ export const it: ReportMessages = {
   anyStatus: 'qualsiasi stato',
 
   soFar: (month) => `${month} (finora)`,
+  soFarNote: 'finora',
   spanToDate: (month, days, previousMonth, previousDays) => `Nel mese di ${month}, finora: ${days}, rispetto agli stessi giorni del mese di ${previousMonth} (${previousDays}).`,
   spanWhole: (previousMonth) => `L’intero mese, rispetto all’intero mese di ${previousMonth}.`,
   versus: (compared, previous) => `vs ${compared} (${previous})`,

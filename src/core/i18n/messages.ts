@@ -26,6 +26,8 @@ export interface ReportMessages {
 
   /** The current month, reported up to today. */
   soFar: (month: string) => string;
+  /** Under the current month in the charts: its numbers are of the days so far. */
+  soFarNote: string;
   spanToDate: (month: string, days: string, previousMonth: string, previousDays: string) => string;
   spanWhole: (previousMonth: string) => string;
   /** A stat tile's comparison: the period compared with and its number. */
@@ -133,6 +135,7 @@ export const en: ReportMessages = {
   anyStatus: 'any status',
 
   soFar: (month) => `${month} so far`,
+  soFarNote: 'so far',
   spanToDate: (month, days, previousMonth, previousDays) => `${month} so far: ${days}, compared with the same days of ${previousMonth} (${previousDays}).`,
   spanWhole: (previousMonth) => `The whole month, compared with the whole of ${previousMonth}.`,
   versus: (compared, previous) => `vs ${compared} (${previous})`,

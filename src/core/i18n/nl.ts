@@ -16,6 +16,7 @@ export const nl: ReportMessages = {
   anyStatus: 'elke status',
 
   soFar: (month) => `${month} (tot nu toe)`,
+  soFarNote: 'tot nu toe',
   spanToDate: (month, days, previousMonth, previousDays) => `In ${month}, tot nu toe: ${days}, vergeleken met dezelfde dagen van ${previousMonth} (${previousDays}).`,
   spanWhole: (previousMonth) => `De hele maand, vergeleken met heel ${previousMonth}.`,
   versus: (compared, previous) => `t.o.v. ${compared} (${previous})`,

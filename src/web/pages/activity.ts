@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseDay } from '../../core/time.js';
 import type { ActivityFilters } from '../../services/activity.js';
 import type { ApiKeySummary } from '../../services/keys.js';
-import { badge, notice, pager, queryString, tableWrap, timestamp } from '../components.js';
+import { badge, breakableAddress, notice, pager, queryString, tableWrap, timestamp } from '../components.js';
 import { pageParam, textField, uiOf, type WebOptions } from '../context.js';
 import { allPages, sendCsv, toCsv } from '../csv.js';
 import { html, type SafeHtml } from '../html.js';
@@ -70,6 +70,9 @@ function credentialName(row: ActivityRow, keys: Map<number, ApiKeySummary>, gran
   return row.status === 401 ? 'no valid credential' : '—';
 }
 
+/** The activity table's columns: its head, and each cell's label where a phone stacks the rows. */
+const columns = { time: 'Time', channel: 'Channel', request: 'Request', credential: 'Credential', status: 'Status', duration: 'Duration', client: 'Client' } as const;
+
 const what = (row: ActivityRow): string => row.tool ?? `${row.method ?? ''} ${row.path ?? ''}`.trim();
 
 /** The activity log of everything done through the API and MCP, with filters, paging and CSV. */
@@ -95,13 +98,13 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
     const filtered = Object.keys(filters).some((name) => name !== 'hideHandshakes');
     const rows = log.data.map(
       (row) => html`<tr class="${row.status >= 400 ? 'failed' : ''}">
-  <td>${timestamp(row.created_at, 'seconds')}</td>
-  <td>${badge(row.channel === 'mcp' ? 'MCP' : 'API', row.channel)}</td>
-  <td class="wrap"><span class="request-op">${row.operation ?? row.tool ?? '—'}</span><code class="request-path">${what(row)}</code></td>
-  <td class="wrap">${credentialName(row, keys, grants)}</td>
-  <td><span class="status ${row.status >= 400 ? 'status-error' : 'status-ok'}">${row.status}</span>${row.error ? html`<br><span class="muted small">${row.error}</span>` : ''}</td>
-  <td class="num">${row.duration_ms} ms</td>
-  <td class="small">${row.client_ip ?? ''}</td>
+  <td data-label="${columns.time}">${timestamp(row.created_at, 'seconds')}</td>
+  <td data-label="${columns.channel}">${badge(row.channel === 'mcp' ? 'MCP' : 'API', row.channel)}</td>
+  <td class="request" data-label="${columns.request}"><span class="request-op">${row.operation ?? row.tool ?? '—'}</span><code class="request-path">${breakableAddress(what(row))}</code></td>
+  <td class="credential" data-label="${columns.credential}">${credentialName(row, keys, grants)}</td>
+  <td data-label="${columns.status}"><span class="status ${row.status >= 400 ? 'status-error' : 'status-ok'}">${row.status}</span>${row.error ? html`<br><span class="muted small">${row.error}</span>` : ''}</td>
+  <td class="num" data-label="${columns.duration}">${row.duration_ms} ms</td>
+  <td class="small" data-label="${columns.client}">${row.client_ip ?? ''}</td>
 </tr>`,
     );
     return sendPage(reply, ui, {
@@ -147,9 +150,10 @@ ${problems.map((problem) => notice('warning', problem))}
   }</p>
   ${tableWrap(
     'Activity records',
-    html`<tr><th scope="col">Time</th><th scope="col">Channel</th><th scope="col">Request</th><th scope="col">Credential</th><th scope="col">Status</th><th scope="col" class="num">Duration</th><th scope="col">Client</th></tr>`,
+    html`<tr>${Object.entries(columns).map(([name, label]) => html`<th scope="col"${name === 'duration' ? html` class="num"` : ''}>${label}</th>`)}</tr>`,
     rows,
     filtered ? 'No records match these filters.' : 'No activity yet. Calls made with your API keys and assistants appear here.',
+    'stacked',
   )}
   ${pager(log.meta, (p) => `/app/activity${queryString({ ...filterQuery, page: p })}`, 'Activity')}
 </section>`,

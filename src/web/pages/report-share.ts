@@ -161,12 +161,12 @@ function sharedReport(report: MonthlyReport, token: string, currentMonth: string
 ${reportOverview(report, locale)}
 <section aria-labelledby="articles-h" class="card">
   <h2 id="articles-h">${t.articlesPublishedIn(period)}</h2>
-  ${tableWrap(t.articlesPublishedIn(period), articlesHead(locale), articleRows(report.articles, locale, false), t.noArticlesPublished(period))}
+  ${tableWrap(t.articlesPublishedIn(period), articlesHead(locale), articleRows(report.articles, locale, false), t.noArticlesPublished(period), 'stacked')}
   ${more(report.articles.length, 'articles')}
 </section>
 <section aria-labelledby="backlinks-h" class="card">
   <h2 id="backlinks-h">${t.backlinksAcquiredIn(period)}</h2>
-  ${tableWrap(t.backlinksAcquiredIn(period), backlinksHead(locale), backlinkRows(report.backlinks, locale), t.noBacklinksAcquired(period))}
+  ${tableWrap(t.backlinksAcquiredIn(period), backlinksHead(locale), backlinkRows(report.backlinks, locale), t.noBacklinksAcquired(period), 'stacked')}
   ${more(report.backlinks.length, 'backlinks')}
 </section>`;
 }

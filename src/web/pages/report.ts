@@ -208,6 +208,7 @@ ${reportOverview({ month, span, stats, previous, series }, locale)}
     urlFor: (p) => here({ apage: p }, '#articles'),
     kind: 'articles',
     locale,
+    phone: 'stacked',
   })}
 </section>
 <section aria-labelledby="backlinks-h" id="backlinks" class="card">
@@ -225,6 +226,7 @@ ${reportOverview({ month, span, stats, previous, series }, locale)}
     urlFor: (p) => here({ bpage: p }, '#backlinks'),
     kind: 'backlinks',
     locale,
+    phone: 'stacked',
   })}
 </section>`,
     });

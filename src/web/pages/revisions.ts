@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../core/errors.js';
-import type { DiffLine, LineDiff } from '../../core/line-diff.js';
+import type { DiffLine, DiffWords, LineDiff } from '../../core/line-diff.js';
 import type { ArticleRow, RevisionRow } from '../../db/schema.js';
 import type { RevisionSummary } from '../../services/revisions.js';
 import { badge, csrfField, notice, protectedLinkList, tableWrap, timestamp } from '../components.js';
@@ -43,14 +43,20 @@ function who(revision: RevisionSummary): SafeHtml {
   return html`${parts.map((part, i) => html`${i > 0 ? html`<br>` : ''}${part}`)}`;
 }
 
+/** A changed line's text, its changed words marked when it is an edit of the line beside it. */
+function lineText(line: DiffLine): SafeHtml | string {
+  if (!line.words) return line.text;
+  return html`${line.words.map((run: DiffWords) => (run.changed ? html`<mark class="diff-word">${run.text}</mark>` : run.text))}`;
+}
+
 function renderDiff({ lines, notShown }: LineDiff): SafeHtml {
   const rest = notShown > 0 ? html`<span class="diff-line diff-skip">… ${notShown} more lines not shown …</span>` : '';
   return html`<div class="diff" role="region" aria-label="Differences in the body" tabindex="0">${lines.map((line: DiffLine) => {
     switch (line.kind) {
       case 'added':
-        return html`<ins class="diff-line"><span class="diff-sign" aria-hidden="true">+</span><span class="visually-hidden">Added: </span>${line.text}</ins>`;
+        return html`<ins class="diff-line"><span class="diff-sign" aria-hidden="true">+</span><span class="visually-hidden">Added: </span>${lineText(line)}</ins>`;
       case 'removed':
-        return html`<del class="diff-line"><span class="diff-sign" aria-hidden="true">−</span><span class="visually-hidden">Removed: </span>${line.text}</del>`;
+        return html`<del class="diff-line"><span class="diff-sign" aria-hidden="true">−</span><span class="visually-hidden">Removed: </span>${lineText(line)}</del>`;
       case 'skipped':
         return html`<span class="diff-line diff-skip">… ${line.text} …</span>`;
       default:
@@ -98,23 +104,26 @@ function diffSection([a, b, body]: Compared, numbers: Map<number, number>): Safe
 </section>`;
 }
 
+/** The revisions table's columns: its head, and each cell's label where a phone stacks the rows. */
+const columns = { a: 'A', b: 'B', revision: 'Revision', time: 'Time', origin: 'Origin', who: 'Who', reason: 'Reason' } as const;
+
 /** The revisions table: choose A and B to compare, restore any earlier one. */
 function revisionTable(ui: UiContext, article: Omit<ArticleRow, 'body'>, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
   const currentId = article.current_revision_id ?? revisions[0]?.id;
   return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
 ${tableWrap(
   'Revisions, newest first, numbered from the first',
-  html`<tr><th scope="col">A</th><th scope="col">B</th><th scope="col">Revision</th><th scope="col">Time</th><th scope="col">Origin</th><th scope="col">Who</th><th scope="col">Reason</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+  html`<tr>${Object.values(columns).map((label) => html`<th scope="col">${label}</th>`)}<th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
   revisions.map(
     (r) => html`<tr${r.id === currentId ? html` class="current"` : ''}>
-  <td><input type="radio" form="compare" name="a" value="${r.number}" aria-label="Compare revision ${r.number} as A"${r.id === a ? html` checked` : ''}></td>
-  <td><input type="radio" form="compare" name="b" value="${r.number}" aria-label="Compare revision ${r.number} as B"${r.id === b ? html` checked` : ''}></td>
-  <td data-revision-number>${r.number}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
-  <td>${timestamp(r.created_at)}</td>
-  <td>${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
-  <td>${who(r)}</td>
-  <td class="wrap">${r.reason ?? html`<span class="muted">—</span>`}</td>
-  <td>${
+  <td class="pick" data-label="${columns.a}"><input type="radio" form="compare" name="a" value="${r.number}" aria-label="Compare revision ${r.number} as A"${r.id === a ? html` checked` : ''}></td>
+  <td class="pick" data-label="${columns.b}"><input type="radio" form="compare" name="b" value="${r.number}" aria-label="Compare revision ${r.number} as B"${r.id === b ? html` checked` : ''}></td>
+  <td data-revision-number data-label="${columns.revision}">${r.number}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
+  <td data-label="${columns.time}">${timestamp(r.created_at)}</td>
+  <td data-label="${columns.origin}">${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
+  <td class="wrap" data-label="${columns.who}">${who(r)}</td>
+  <td class="wrap" data-label="${columns.reason}">${r.reason ?? html`<span class="muted">—</span>`}</td>
+  <td class="row-actions">${
     r.id === currentId
       ? html`<span class="muted small">current content</span>`
       : canEdit
@@ -127,6 +136,7 @@ ${tableWrap(
 </tr>`,
   ),
   'This article has no revisions yet.',
+  'stacked',
 )}
 <p class="form-actions"><button type="submit" form="compare" class="primary">Compare A with B</button></p>`;
 }
