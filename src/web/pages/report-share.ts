@@ -6,7 +6,7 @@ import type { SiteRow } from '../../db/schema.js';
 import type { MonthlyReport } from '../../services/report-pdf.js';
 import { type ReportSubscription, SubscriptionRefused } from '../../services/report-mail.js';
 import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../services/report-shares.js';
-import { addMonths, badge, csrfField, externalLink, notice, tableWrap, timestamp } from '../components.js';
+import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
 import { loadMonthlyReport, reportMonth, reportRowLimit, sendPdf } from '../report-data.js';
@@ -289,7 +289,7 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
   <p class="eyebrow">Error 422</p>
   <h1>No report for this month</h1>
   <p>${checked.problem}</p>
-  <p><a class="button" href="/share/${token}">Show ${currentMonth()}</a></p>
+  <p><a class="button" href="/share/${token}">Show ${monthLabel(currentMonth())} so far</a></p>
 </section>`;
   };
 
