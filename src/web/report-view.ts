@@ -145,7 +145,7 @@ export const reportTitle = (site: SiteRow, month: string, span: ReportSpan, loca
 
 /** The month of a report heading, marked "so far" while it is the current, partial month. */
 export const reportMonthHeading = (month: string, span: ReportSpan, locale: ReportLocale): SafeHtml =>
-  span.toDate ? html`<span data-partial-month>${locale.t.soFar(locale.month(month))}</span>` : html`${locale.month(month)}`;
+  html`${locale.month(month)}${span.toDate ? html` <span class="badge badge-partial" data-partial-month>${locale.t.soFarNote}</span>` : ''}`;
 
 /** The report's days in words ("Nov 2026", or "Dec 2026 so far") and the days its numbers are compared with. */
 export function reportPeriod(month: string, span: ReportSpan, locale: ReportLocale): { period: string; compared: string } {

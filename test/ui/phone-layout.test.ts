@@ -197,7 +197,7 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
     it(`at ${width} px the revision diff marks the one word changed, inside the page`, async () => {
       const [newest, previous] = await h.services.revisions.list(articleId);
       await page.setViewportSize({ width, height: 900 });
-      await page.goto(`${base}/app/articles/${articleId}/revisions/diff?a=${previous!.id}&b=${newest!.id}`);
+      await page.goto(`${base}/app/articles/${articleId}/revisions/diff?a=${previous!.number}&b=${newest!.number}`);
       await page.locator('.diff').evaluate((element) => element.scrollIntoView());
       await page.screenshot({ path: join(shots, `diff-${width}.png`) });
       expect(await page.locator('.diff ins .diff-word').allTextContents()).toEqual(['remarkable']);

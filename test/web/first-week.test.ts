@@ -98,7 +98,7 @@ describe('the report’s months', () => {
     const current = await report();
     expect(current.statusCode).toBe(200);
     expect(current.body).toContain('<title>Quay Dental · November 2026 so far · Anchorage</title>');
-    expect(current.body).toMatch(/<h1>Quay Dental <span class="muted thin">· <span data-partial-month>November 2026 so far<\/span><\/span><\/h1>/);
+    expect(current.body).toMatch(/<h1>Quay Dental <span class="muted thin">· November 2026 <span class="badge badge-partial" data-partial-month>so far<\/span><\/span><\/h1>/);
     expect(current.body).not.toContain('rel="next"');
     expect(current.body).toContain('max="2026-11"');
     expect(current.body).toContain(`href="/app/sites/${siteId}?month=2026-10" rel="prev"`);
