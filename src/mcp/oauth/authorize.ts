@@ -3,7 +3,7 @@ import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
 import { toAppError } from '../../http/errors.js';
 import type { Services } from '../../services/index.js';
-import { type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
+import { everyResource, type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
 import { html } from '../../web/html.js';
 import { page } from '../../web/layout.js';
 import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from '../../web/session.js';
@@ -20,8 +20,8 @@ interface AuthorizationRequest {
   /** Whether the client asked to edit (it may be granted read only). */
   asksWrite: boolean;
   scope: string | undefined;
-  /** The MCP address the token will be for (RFC 8707). */
-  resource: string;
+  /** The MCP address the client named (RFC 8707); when it named none, its token is for each of ours. */
+  resource: string | undefined;
 }
 
 /**
@@ -65,8 +65,8 @@ async function checkRequest(services: Services, urls: OAuthUrls, params: unknown
     throw new RequestProblem('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   }
   const named = param(params, 'resource');
-  const resource = named === undefined ? urls.resources[0]! : ourResource(urls, named);
-  if (resource === undefined) throw new RequestProblem('invalid_target', otherResourceMessage(urls));
+  const resource = named === undefined ? undefined : ourResource(urls, named);
+  if (named !== undefined && resource === undefined) throw new RequestProblem('invalid_target', otherResourceMessage(urls));
   // Every connection needs the user's Allow, so a request that must not show a page cannot succeed.
   if ((param(params, 'prompt') ?? '').split(' ').includes('none')) {
     throw new RequestProblem('consent_required', 'The user must sign in and allow access.');
@@ -246,7 +246,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
       userId: session.user.userId,
       redirectUri: checked.redirectUri,
       codeChallenge: checked.codeChallenge,
-      resource: checked.resource,
+      resource: checked.resource ?? everyResource(urls.resources),
       scope: scopeOf(checked.asksWrite && param(request.body, 'access') === 'write'),
     });
     return reply.redirect(callbackUrl(urls, checked.redirectUri, checked.state, { code }), 303);

@@ -13,6 +13,7 @@ export { type DocumentFetcher, fetchClientMetadataDocument, isMetadataDocumentUr
 export { s256 } from './pkce.js';
 export { type OAuthErrorCode, OAuthProblem } from './problems.js';
 export { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
+export { everyResource } from './resources.js';
 export { readScope, requestsWrite, scopeOf, scopesOf, supportedScopes, writeScope } from './scopes.js';
 export type { TokenSet } from './tokens.js';
 
