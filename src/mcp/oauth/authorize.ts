@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
 import { toAppError } from '../../http/errors.js';
 import type { Services } from '../../services/index.js';
+import type { LimitState } from '../../services/limits.js';
 import { everyResource, type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
 import { html } from '../../web/html.js';
 import { page } from '../../web/layout.js';
@@ -34,6 +35,8 @@ class RequestProblem extends Error {
   constructor(
     readonly error: string,
     description: string,
+    readonly status = 400,
+    readonly retryAfter?: number,
   ) {
     super(description);
   }
@@ -41,13 +44,20 @@ class RequestProblem extends Error {
 
 const challengePattern = /^[A-Za-z0-9_-]{43}$/;
 
-/** Checks an authorization request: client and redirect URI first, then everything else. */
-async function checkRequest(services: Services, urls: OAuthUrls, params: unknown): Promise<AuthorizationRequest> {
+/** A refusal over a per-address limit: 429 with Retry-After. */
+const overLimit = (window: LimitState, what: string): RequestProblem =>
+  new RequestProblem('temporarily_unavailable', `At most ${window.limit} ${what} from one address; try again in ${window.retryAfter} s.`, 429, window.retryAfter);
+
+/**
+ * Checks an authorization request: client and redirect URI first, then everything else. A client
+ * described by a metadata document is fetched only through `admitFetch`, which counts it.
+ */
+async function checkRequest(services: Services, urls: OAuthUrls, params: unknown, admitFetch?: () => Promise<void>): Promise<AuthorizationRequest> {
   const clientId = param(params, 'client_id');
   if (!clientId) throw new RequestProblem('invalid_request', 'The request does not say which application is asking (client_id is missing).');
   let client: OAuthClient | undefined;
   try {
-    client = await services.oauth.client(clientId);
+    client = await services.oauth.client(clientId, admitFetch);
   } catch (error) {
     if (error instanceof OAuthProblem) throw new RequestProblem(error.error, error.message);
     throw error;
@@ -130,7 +140,8 @@ const nameOf = (client: OAuthClient): string => client.name ?? 'An unnamed appli
 
 /**
  * The application waiting behind a sign-in: when `next` (a path of ours) is a valid authorization
- * request, its client's name as the consent page shows it; otherwise undefined.
+ * request of a client already known (nothing is fetched), its name as the consent page shows it;
+ * otherwise undefined.
  */
 export async function waitingApplication(services: Services, settings: Settings, next: string): Promise<string | undefined> {
   const url = new URL(next, settings.publicUrl);
@@ -203,10 +214,25 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   const secure = settings.publicUrl.startsWith('https://');
   formBodyParser(app, services.htmlPool);
 
-  /** A failed check: our own 400 page naming the OAuth error, never a redirect. */
+  /** A failed check: our own page (400, or 429 over a limit) naming the OAuth error, never a redirect. */
   const refuse = (reply: FastifyReply, error: unknown) => {
-    if (error instanceof RequestProblem) return problemPage(reply, 400, `${error.message} (${error.error})`);
-    throw error;
+    if (!(error instanceof RequestProblem)) throw error;
+    if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter);
+    return problemPage(reply, error.status, `${error.message} (${error.error})`);
+  };
+
+  /**
+   * Anyone may open this endpoint without signing in, and an unknown https client id makes the
+   * server fetch its document: each address gets a window of requests, checked before anything
+   * else, and each fetch counts as a new client under the registration limit.
+   */
+  const admitRequest = async (request: FastifyRequest) => {
+    const window = await services.authorizeLimiter.consume(request.ip);
+    if (!window.allowed) throw overLimit(window, 'authorization requests a minute');
+  };
+  const admitFetch = (request: FastifyRequest) => async () => {
+    const window = await services.registrationLimiter.consume(`ip:${request.ip}`);
+    if (!window.allowed) throw overLimit(window, 'new applications an hour');
   };
 
   app.setErrorHandler((error, request, reply) => {
@@ -218,7 +244,8 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   app.get('/oauth/authorize', async (request, reply) => {
     let checked: AuthorizationRequest;
     try {
-      checked = await checkRequest(services, urls, request.query);
+      await admitRequest(request);
+      checked = await checkRequest(services, urls, request.query, admitFetch(request));
     } catch (error) {
       return refuse(reply, error);
     }
@@ -233,7 +260,8 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     if (!session.user) return problemPage(reply, 403, 'You were signed out. Start the connection again from the application.');
     let checked: AuthorizationRequest;
     try {
-      checked = await checkRequest(services, urls, request.body);
+      await admitRequest(request);
+      checked = await checkRequest(services, urls, request.body, admitFetch(request));
     } catch (error) {
       return refuse(reply, error);
     }

@@ -35,7 +35,7 @@ export class OAuthService {
   }
 
   register: OAuthClients['register'] = (input, admitNew) => this.clients.register(input, admitNew);
-  client: OAuthClients['client'] = (clientId) => this.clients.client(clientId);
+  client: OAuthClients['client'] = (clientId, admitFetch) => this.clients.client(clientId, admitFetch);
   issueCode: OAuthCodes['issue'] = (input) => this.codes.issue(input);
   exchangeCode: OAuthCodes['exchange'] = (input) => this.codes.exchange(input);
   refresh: OAuthTokens['refresh'] = (input) => this.tokens.refresh(input);
