@@ -95,6 +95,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     LOG_LEVEL: 'silent',
     // A test that blocks the loop on purpose (or a busy CI machine) is not overload; shedding tests set it.
     OVERLOAD_EVENT_LOOP_DELAY_MS: '0',
+    // A test file signs in through /oauth/authorize more often a minute than a person does; the limit's own test sets it.
+    AUTHORIZE_PER_MINUTE: '100000',
     PUBLIC_URL: port ? `http://127.0.0.1:${port}` : 'http://localhost:3999',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
     ...(options.nodeOf ? { DATABASE_URL: options.nodeOf.settings.databaseUrl!, PUBLIC_URL: options.nodeOf.settings.publicUrl } : {}),
