@@ -16,3 +16,10 @@ export type BacklinkCategory = (typeof backlinkCategories)[number];
  * the bench's server).
  */
 export const withThousands = (count: number): string => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/**
+ * A name as one line: each run of control characters (CR, LF, tab, NEL …) and line or paragraph
+ * separators becomes one space, so that a name never starts a line of its own where it is shown
+ * in text (a report e-mail's body, its subject).
+ */
+export const singleLine = (text: string): string => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').trim();

@@ -7,7 +7,7 @@ import { toTimestamp } from '../core/time.js';
 import type { Database } from '../db/schema.js';
 import { protectedLinksColumn } from './articles.js';
 import { DayCountChanges } from './counters.js';
-import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
+import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, singleLine } from '../core/values.js';
 import { type ImportEvent, type ImportList, importEvents, NotJsonError } from './import-reader.js';
 
 const timestamp = z.iso.datetime({ offset: false, precision: 0 });
@@ -48,7 +48,7 @@ const importBacklink = z.strictObject({
 
 const importSite = z.strictObject({
   owner: z.email(),
-  name: text.nullable().optional(),
+  name: text.transform(singleLine).nullable().optional(),
   website_url: httpAddress.nullable().optional(),
   language: text.nullable().optional(),
   country: text.nullable().optional(),

@@ -3,6 +3,7 @@ import type { SendMailOptions, Transporter } from 'nodemailer';
 import { z } from 'zod';
 import { randomBase62 } from '../core/secrets.js';
 import { type Clock, toDay, toTimestamp } from '../core/time.js';
+import { singleLine } from '../core/values.js';
 import type { Db } from '../db/connect.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import type { Actor } from './actor.js';
@@ -97,7 +98,8 @@ function withChange(current: number, previous: number): string {
 
 /** The e-mail of one report: the summary with the change from the month before, the PDF attached. */
 export function reportMessage(report: MonthlyReport, to: string, unsubscribeUrl: string, from: string): SendMailOptions {
-  const name = report.site.name ?? `Site ${report.site.id}`;
+  // Names stored before import made them one line may still hold line breaks.
+  const name = singleLine(report.site.name ?? '') || `Site ${report.site.id}`;
   const { stats, previous } = report;
   const text = [
     `Monthly report for ${name}: ${monthName(report.month)}`,
