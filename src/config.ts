@@ -7,9 +7,8 @@ import type { HtmlPoolSettings } from './services/html-pool.js';
 const optionalUrl = z.url().optional();
 
 /**
- * PostgreSQL connections a node opens at most (`DATABASE_POOL_SIZE`). With 10 on the bench's
- * two-core machine, PostgreSQL's busy backends took the event loop's core often enough to stall it
- * past 50 ms (README, “Sharing the event loop”).
+ * PostgreSQL connections a node opens at most (`DATABASE_POOL_SIZE`). With more on a small machine,
+ * PostgreSQL's busy backends took the event loop's core often enough to stall it.
  */
 export const defaultPoolSize = 6;
 
@@ -83,7 +82,7 @@ export interface Settings {
   loadDemoData: boolean;
   /** Behind a load balancer: take the client address from X-Forwarded-For. */
   trustProxy: boolean;
-  /** Abuse limits (README, Limits). */
+  /** Abuse limits (docs/operations.md, Limits). */
   abuse: AbuseLimits;
   /** Where the HTML work of writes runs (worker threads, bounds). */
   htmlPool: HtmlPoolSettings;

@@ -58,7 +58,7 @@ export async function openRuntime(
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);
-  // The client is loaded only when configured (about 10 MB a process without Redis need not carry).
+  // The client is loaded only when configured: a process without Redis need not carry it.
   const redis = settings.redisUrl
     ? new (await import('ioredis')).Redis(settings.redisUrl, {
         keyPrefix: settings.redisKeyPrefix,
@@ -91,7 +91,7 @@ export async function openRuntime(
       (error) => logger.error({ err: error }, 'housekeeping failed'),
     );
   }
-  // A serving node sends the monthly report e-mails when SMTP is set (README, Monthly e-mail).
+  // A serving node sends the monthly report e-mails when SMTP is set (docs/operations.md, E-mail).
   const { smtpUrl, from } = settings.reportMail;
   const reportMail =
     options.scheduleHousekeeping && smtpUrl

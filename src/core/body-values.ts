@@ -4,9 +4,9 @@ import { decodedText, type EncodedText, isEncodedText, isSharedText, sharedText 
 /**
  * The most values a request body may hold: JSON values (objects, arrays, strings, numbers,
  * booleans, nulls, the body itself included) or form fields and their repeats. The largest an
- * operation takes, a PATCH of 50 replacements, holds about 200. A 5 MB body of 1.7 million empty
- * objects, parsed by a pool thread, held the event loop 628 ms while its value was copied in, and
- * took 125 MB of its heap.
+ * operation takes, a PATCH of 50 replacements, holds about 200. A body of millions of empty
+ * objects, parsed by a pool thread, would hold the event loop while its value was copied in, and
+ * fill its heap.
  */
 export const maxBodyValues = 10_000;
 
@@ -28,8 +28,8 @@ export function holdsAtMost(value: unknown, limit: number): boolean {
 /**
  * Strings this long (characters) in a body parsed by a pool thread cross back to the event loop
  * as UTF-8, transferred (`largeTextsAsBytes`), and are decoded there (`largeTextsDecoded`): read
- * out of the thread's message as a string, a 5 MB article body held the loop 25–30 ms (59 ms with
- * a character past Latin-1); received as bytes and decoded, 14 ms (the machine of 2026-11-24 night).
+ * out of the thread's message as a string, a large article body holds the loop for longer than
+ * received as bytes and decoded.
  */
 const largeTextChars = 64 * 1024;
 

@@ -117,7 +117,7 @@ interface CleanPass {
  * Bodies this long (characters) or longer are sanitised in parts of at least `SANITIZE_PART_CHARS`,
  * cut where the parser has no element open (`topLevelParts`). sanitize-html appends its output a
  * piece at a time and the chain of appended pieces stays in the heap until the output is read:
- * a pool thread editing the bench's 5 MB PUT peaked at 70 MB of heap, in parts at 57 MB.
+ * in parts, a pool thread editing a body of megabytes peaks lower.
  */
 export const SANITIZE_IN_PARTS_FROM = 512 * 1024;
 
@@ -125,8 +125,7 @@ export const SANITIZE_IN_PARTS_FROM = 512 * 1024;
  * The least characters of a part. The pieces of a part's output outlive the young generation's
  * collections while the part is sanitised, and a part's output of more than 128 KB goes to V8's
  * large-object space: what a thread's heap keeps until its next full collection grows with the
- * part. Sanitising the bench's 5 MB body in a pool thread's heap peaked at 42 MB in parts of
- * 256 KB, 38 MB in parts of 64 KB, and took no longer.
+ * part. Smaller parts peaked lower in a pool thread's heap, and took no longer.
  */
 export const SANITIZE_PART_CHARS = 64 * 1024;
 
@@ -184,7 +183,7 @@ function cleanPass(html: string, partChars?: number): CleanPass {
   const removedOfElements = new Set<string>();
   let droppedElement = false;
   // sanitize-html filters an element's attributes right after `transformTags`, before the next
-  // parser event: the element is noted then, so a 5 MB body's elements are not all held at once.
+  // parser event: the element is noted then, so a large body's elements are not all held at once.
   let seen: ElementSeen | undefined;
   const noteSeen = () => {
     if (seen !== undefined) noteRemovals(seen, removedOfElements);
@@ -728,8 +727,7 @@ const listedEdits = (edits: readonly Edit[]): Edits => ({
  * are as in `body` when its turn comes); and no item's `find` occurs around an earlier item's
  * `replace`, where it would match in the body of its turn. Undefined otherwise, or where checking
  * that would read more than the body's length; the items then run one after another, each
- * searching and copying the whole body (50 of them on a 100 KB article: 2.3 ms, against 0.8 in
- * one pass).
+ * searching and copying the whole body, several times the cost of one pass.
  */
 export function editsApart(body: string, replacements: readonly Replacement[]): Edit[] | undefined {
   const reach = Math.max(ENTITY_REACH, ...replacements.map(({ find }) => find.length));
@@ -821,8 +819,7 @@ function wordChangeAround(body: string, edits: Edits, budget: number): { change:
  * `text` with each of `edits` made (for one item's matches, what `text.split(find).join(replace)`
  * gives, from the matches already found), or only its characters `from`..`to` with the edits
  * `first`..`end` (before `end`) among them. Split and joined, each replacement searched the whole
- * body once more and copied it whole: 50 replacements in a 100 KB article took 2.3 ms of the
- * edit's 6.2 (on the bench machine of 2026-11-28).
+ * body once more and copied it whole, which was most of a many-item edit's time.
  */
 function spliced(text: string, edits: Edits, range = { from: 0, to: text.length, first: 0, end: edits.count }): string {
   let result = '';

@@ -31,7 +31,7 @@ export interface LineDiffOptions {
 
 /**
  * A line diff of two bodies. The work grows with the product of their lengths and of how much
- * they differ (two 0.63 MB bodies that differ on every line took 70 s), so it stops after
+ * they differ (two large bodies that differ on every line take minutes), so it stops after
  * `timeoutMs`, and the lines it returns are capped.
  */
 export function lineDiff(before: string, after: string, options: LineDiffOptions = {}): LineDiff | undefined {

@@ -3,7 +3,7 @@
  * nearest passage of the body (the same text ignoring case, white-space runs and entity
  * spelling, else the most similar one) with its offset and exact text; for several matches,
  * the first few with their surroundings. Pure, and linear in the body's size: one normalising
- * pass and one rolling-hash pass, so a 5 MB body and a 10 KB find take milliseconds.
+ * pass and one rolling-hash pass, so even the largest body and a long find are quick.
  *
  * Offsets and lengths count Unicode code points of the body, as every length here does.
  */

@@ -28,8 +28,8 @@ const largeStringChars = 64 * 1024;
 /**
  * `sha256(JSON.stringify(value))`, with every large string of `value` escaped and hashed a part
  * per turn of the event loop (`jsonWithTexts`): serialised and hashed at once, a request holding
- * a 5 MB article body (the fingerprint of an Idempotency-Key) took one turn of tens of
- * milliseconds. A `SharedText` is hashed as the string it stands for.
+ * a large article body (the fingerprint of an Idempotency-Key) would take one long turn. A
+ * `SharedText` is hashed as the string it stands for.
  */
 export async function jsonSha256(value: unknown): Promise<string> {
   const large: (string | SharedText)[] = [];

@@ -33,7 +33,7 @@ const escapePartChars = 256 * 1024;
 /**
  * The JSON text `json`, serialised with a `textPlaceholder` for each of `texts` in order, with the
  * texts in their places as JSON strings, in parts: each text escaped a part per turn of the event
- * loop (escaping a 5 MB article body as one JSON string took 16–50 ms). JSON escapes each
+ * loop (escaping a large article body as one JSON string would hold the loop). JSON escapes each
  * character on its own, and neither `textParts` nor `sharedTextParts` splits a character, so the
  * parts join to exactly the JSON of the whole.
  */
@@ -53,8 +53,9 @@ export async function* jsonWithTexts(json: string, texts: readonly LargeText[]):
  * body-values.ts) to the thread that sanitises it, the database and the answer. Every thread
  * reads the same bytes, so none copies them; nothing writes them after they are made. `length`
  * is the string's length (UTF-16 units), as the checks of a string's size count it. Made from a
- * well-formed string only: its bytes decode to exactly that string. As a string, a 5 MB body took
- * the event loop 19–30 ms to make (its fresh memory) and held 5 MB more for each PUT in flight.
+ * well-formed string only: its bytes decode to exactly that string. As a string, a large body
+ * would cost the event loop a turn to make (its fresh memory) and hold its size again for each PUT
+ * in flight.
  */
 export interface SharedText {
   shared: Uint8Array;
@@ -87,7 +88,7 @@ const escapePiece = 32 * 1024;
 /**
  * A large text as the consecutive pieces it was read in, each of whole characters, never joined
  * into one string on the event loop: a large article body read from PostgreSQL for a REST answer
- * (joining 5 MB took the loop 12 ms of a 46–53 ms hold, most of it faulting in the fresh memory).
+ * (joining would hold the loop, mostly faulting in the fresh memory).
  */
 export interface TextPieces {
   pieces: readonly string[];
@@ -153,15 +154,14 @@ export interface Utf8Text {
   utf8: Uint8Array[];
 }
 
-/** Characters of a large text encoded per turn of the event loop (about 1 ms each). */
+/** Characters of a large text encoded per turn of the event loop: a short turn each. */
 const encodePartChars = 256 * 1024;
 
 /**
- * `text` as UTF-8, to transfer to a thread: copying a 5 MB string to a thread (structured clone)
- * took 38–66 ms in one turn of the event loop, most of it faulting in fresh memory (about 2.6 ms
- * a megabyte on the bench machine). Each part is encoded into a buffer of its exact size in a
- * turn of its own: one buffer of `3 × length` bytes, allocated at once, showed up as 45–61 ms
- * stalls of the loop.
+ * `text` as UTF-8, to transfer to a thread: copying a large string to a thread (structured clone)
+ * takes one long turn of the event loop, most of it faulting in fresh memory. Each part is
+ * encoded into a buffer of its exact size in a turn of its own: one buffer of `3 × length` bytes,
+ * allocated at once, showed up as stalls of the loop.
  */
 export async function utf8InParts(text: string): Promise<Utf8Text> {
   const encoder = new TextEncoder();
@@ -179,7 +179,7 @@ export const isUtf8Text = (value: unknown): value is Utf8Text =>
 
 /**
  * A `Utf8Text` as a string, in the thread it reached. The parts are joined as bytes and decoded
- * once: decoded each on its own and joined, a 5 MB text left its parts (a quarter of a megabyte
+ * once: decoded each on its own and joined, a large text left its parts (a quarter of a megabyte
  * each, in V8's large-object space, which only a full collection frees) in the thread's heap.
  */
 export function stringOfUtf8({ utf8 }: Utf8Text): string {
@@ -201,17 +201,16 @@ export interface EncodedText {
 export const isEncodedText = (value: unknown): value is EncodedText =>
   typeof value === 'object' && value !== null && (value as { text?: unknown }).text instanceof Uint8Array;
 
-/** Bytes of UTF-8 decoded per turn of the event loop (about 1 ms each). */
+/** Bytes of UTF-8 decoded per turn of the event loop: a short turn each. */
 const decodePartBytes = 256 * 1024;
 
 /**
- * An `EncodedText` as a string. Decoded at once, a 5 MB body held the busy loop 62 ms; decoded
- * a part per turn (each part cut before the first byte of a character) and joined, 37 ms. What is
- * left is the fresh 5 MB the string needs (the kernel maps each page in on first write): on an
- * idle machine, with the service's malloc settings, decoding 5 MB at once took 22–24 ms, joining
- * the decoded parts 21–24 ms, and a copy of ASCII as Latin-1 (the same characters; Node keeps such
- * a string outside the heap past about 1 MB) 19 ms. So ASCII, most article HTML, is copied, not
- * decoded; other texts are decoded in parts.
+ * An `EncodedText` as a string. Decoded a part per turn (each part cut before the first byte of a
+ * character) and joined, a large body holds the busy loop for less than decoded at once. What is
+ * left is the fresh memory the string needs (the kernel maps each page in on first write), which
+ * a copy of ASCII as Latin-1 (the same characters; Node keeps such a large string outside the
+ * heap) makes cheapest. So ASCII, most article HTML, is copied, not decoded; other texts are
+ * decoded in parts.
  */
 export async function decodedText({ text }: EncodedText): Promise<string> {
   const bytes = Buffer.from(text.buffer, text.byteOffset, text.byteLength);

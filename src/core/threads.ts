@@ -18,9 +18,8 @@ export const threadExecArgv = fromSource
 /**
  * The nice value of the service's helper threads (the HTML pool's, the off-loop SQLite
  * connection's): above the event loop's (0), so that on a busy node the loop gets the CPU first
- * and a thread parsing a 5 MB body, committing it or checkpointing waits instead. With two cores
- * shared by the loop, the pool and the load, `GET /healthz` p99 under the bench's write load fell
- * from 141–148 ms to 80–109 ms (four quick runs each) when the pool's threads took it.
+ * and a thread parsing a large body, committing it or checkpointing waits instead
+ * (docs/decisions/0001-worker-pool-for-large-html.md).
  */
 export const helperThreadNice = 10;
 
@@ -57,9 +56,8 @@ export function exposedGc(): () => void {
 
 /**
  * A thread's collection of its own heap after its work (`exposedGc`), on the thread's next turn:
- * collected inside the work, the work's large texts were still in its variables and stayed (a
- * pool thread that had edited a 5 MB body kept 14 MB of strings and 12 MB of buffers until its
- * next task). The returned function asks for it, once per turn however often it is called; the
+ * collected inside the work, the work's large texts were still in its variables and stayed until
+ * the thread's next task. The returned function asks for it, once per turn however often it is called; the
  * collection then runs when the heap holds more than `above` bytes (garbage included), or when a
  * caller let go of shared memory since the last one (`letGoOfShared`: a large body's bytes stay in
  * the thread's reach until its heap is collected, which its few allocations would not ask for).

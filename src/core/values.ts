@@ -12,8 +12,7 @@ export type BacklinkCategory = (typeof backlinkCategories)[number];
 
 /**
  * `count` with a comma between thousands, as `toLocaleString('en-US')` writes it, without the
- * ICU data: its first use maps 5–7 MB of the node binary into the process for good (measured on
- * the bench's server).
+ * ICU data: its first use maps megabytes of the node binary into the process for good.
  */
 export const withThousands = (count: number): string => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 

@@ -9,7 +9,7 @@ import type { Database } from './schema.js';
  * A body to store: a string as it is; a `SharedText` as its bytes, which the database makes text
  * (both check them as UTF-8): better-sqlite3 binds them from where they are, on the off-loop
  * connection's thread too, and the PostgreSQL driver sends them as they are (binary). Made a
- * string first, a 5 MB body took the event loop 19–30 ms.
+ * string first, a large body would cost the event loop a turn.
  */
 export const storedText = (dialect: DialectName, body: string | SharedText): string | RawBuilder<string> => {
   if (typeof body === 'string') return body;
@@ -22,10 +22,10 @@ const pieceChars = 256 * 1024;
 
 /**
  * PostgreSQL: the `body` column where it is under a megabyte, else null: read such a body with
- * `bodyInParts` or `bodyText`. Read as one value, a 5 MB body arrived as one message of the
+ * `bodyInParts` or `bodyText`. Read as one value, a large body arrived as one message of the
  * protocol, which the driver gathered into one buffer (copied again at each doubling) and decoded
- * in one turn: 22–38 ms of the event loop alone, and the largest part of its 72–92 ms stalls under
- * the bench's load. Each piece is a message of its own, a quarter of a megabyte.
+ * in one turn: the largest part of the event loop's stalls under load. Each piece is a message of
+ * its own, a quarter of a megabyte.
  */
 export const bodyUnlessLarge = sql<string | null>`case when octet_length(body) < ${sql.lit(offLoopBodyBytes)} then body end`;
 
@@ -73,8 +73,8 @@ export async function bodyInParts(db: Kysely<Database>, articleId: number, versi
 }
 
 /**
- * A large body as one string, for an answer or a page (joined once: 13–15 ms for 5 MB here, most
- * of it faulting in the fresh memory); `undefined` when the article is no longer at `version`, or
+ * A large body as one string, for an answer or a page (joined once, which costs mostly faulting
+ * in the fresh memory); `undefined` when the article is no longer at `version`, or
  * no such revision.
  */
 export async function bodyText(db: Kysely<Database>, table: 'articles' | 'revisions', id: number, version?: number): Promise<string | undefined> {

@@ -3,20 +3,20 @@ import type SQLite from 'better-sqlite3';
 
 /**
  * A checkpoint copies SQLite's write-ahead log into the database file. By default the commit
- * that takes the log past 1,000 pages runs it, on the event loop: the commit of a 5 MB article
- * (its revision and its row, 10 MB of pages) then spent 50–65 ms copying them. The service's
+ * that takes the log past 1,000 pages runs it, on the event loop: the commit of a large article
+ * (its revision and its row) then spent a long turn copying them. The service's
  * connection turns that off, and the off-loop connection (off-loop.ts) runs the checkpoints
  * instead, in its thread, between its statements, in PASSIVE mode, which never blocks a reader or
- * the writer. (A thread with a connection of its own for them cost another V8 heap and page
- * cache, 7–10 MB.) The thread then restarts the log itself (connect.ts), so that the event loop's
+ * the writer. (A thread with a connection of its own for them would cost another V8 heap and
+ * page cache.) The thread then restarts the log itself (connect.ts), so that the event loop's
  * next commit does not: the commit that restarts the log waits for the disk.
  *
  * The first checkpoint runs when the log passes `startAtBytes`, so a small database (a test, a
  * demo) never asks for one. A checkpoint that fails is asked for again at the next look (the
  * off-loop thread starts again after a failure); after `fallBackAfter` failures in a row, the
- * connection checkpoints in its commits again, for good, and `warn` says so. (Until 2026-11-25 the
- * first failure did it, silently: a checkpoint refused in the middle of a large write put every
- * bench run's checkpoints back on the event loop, and nothing showed it.)
+ * connection checkpoints in its commits again, for good, and `warn` says so: falling back at the
+ * first failure, silently, would put every checkpoint back on the event loop after one refused in
+ * the middle of a large write.
  */
 export class BackgroundCheckpoints {
   private running = false;

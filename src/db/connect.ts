@@ -52,7 +52,7 @@ export interface ConnectOptions {
 
 /**
  * Returns `bigint`-free integers and text timestamps from PostgreSQL, as SQLite does. The driver
- * is loaded only here: a SQLite node need not carry it (2.8 MB of heap).
+ * is loaded only here: a SQLite node need not carry it.
  */
 function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client: typeof pg.Client } {
   const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
@@ -64,7 +64,8 @@ function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client:
 /**
  * SQLite's page size for a new database file (an existing one keeps its own: WAL mode fixes it).
  * An article body of megabytes is a chain of overflow pages; with 4 KiB pages, reading, writing
- * and committing a 5 MB body each held the event loop 20–30 ms, with 16 KiB pages 1–14 ms.
+ * and committing a large body each held the event loop several times longer than with 16 KiB
+ * pages (docs/decisions/0006-sqlite-wal-and-off-loop-connection.md).
  */
 const pageSize = 16_384;
 

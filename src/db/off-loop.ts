@@ -45,12 +45,11 @@ export async function rowWithBody<Row>(
 
 /**
  * Parameters this long (characters) cross to the thread as UTF-8 in parts (`utf8InParts`), a
- * part per turn of the event loop: posted as a string, a 5 MB body is copied in one turn. Texts
+ * part per turn of the event loop: posted as a string, a large body is copied in one turn. Texts
  * this long in the rows read come back as UTF-8 too (`{ text: bytes }`), encoded by the thread and
  * transferred: the event loop only decodes them. Blobs this long (a body read as its bytes:
- * `bodyBytes`) are transferred as they are. Read out of the message as a string, a 5 MB body
- * held the loop 25–30 ms (59 ms with a character past Latin-1); received as bytes and decoded,
- * 14 ms (on the bench machine of 2026-11-24 night).
+ * `bodyBytes`) are transferred as they are: received as bytes and decoded, a large body holds the
+ * loop for less than read out of the message as a string.
  */
 const largeTextChars = 64 * 1024;
 
@@ -79,9 +78,9 @@ export interface OffLoopSettings {
 
 /**
  * A second connection to the SQLite file, in a thread of its own, for the statements that move
- * megabytes: reading, storing and committing a 5 MB article body. Each is one synchronous call
- * into SQLite, 13–50 ms alone and 27–101 ms on a busy node; on the event loop's connection every
- * other request waited for it. Here the event loop only hands the statement over and takes the
+ * megabytes: reading, storing and committing a large article body. Each is one synchronous call
+ * into SQLite, long on a busy node; on the event loop's connection every other request waited for
+ * it. Here the event loop only hands the statement over and takes the
  * answer. The thread starts with the first statement, and again after a failure.
  */
 export class OffLoopRunner implements StatementRunner {
@@ -196,16 +195,16 @@ async function withBuffers(row: unknown): Promise<unknown> {
 
 /**
  * The size (bytes) this connection cuts the write-ahead log back to, when its commit is the first
- * after the log was checkpointed and restarted. Only this connection does it: cutting a log of
- * 250 MB (under the bench's 5 MB writes) back to 64 MiB held the event loop's commit for 40–49 ms.
+ * after the log was checkpointed and restarted. Only this connection does it: cutting a large log
+ * back held the event loop's commit.
  * Until this connection's next such commit, the file stays at its size, as SQLite's default keeps it.
  */
 const journalSizeLimit = 64 * 1024 * 1024;
 
 /**
  * After a statement, the thread collects its heap in full when it holds more than this (bytes in
- * use, garbage included): a 5 MB body read or stored leaves its text behind, and V8 kept 24 MB
- * (three such texts) until its next collections. The collection runs after the answer is posted.
+ * use, garbage included): a large body read or stored leaves its text behind, and V8 kept several
+ * such texts until its next collections. The collection runs after the answer is posted.
  * The thread (off-loop-worker.ts) takes its `gc` as the HTML pool's do (`exposedGc`).
  */
 const collectAbove = 16 * 2 ** 20;

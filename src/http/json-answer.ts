@@ -12,13 +12,13 @@ const partChars = 256 * 1024;
 const largeBodies = new WeakMap<FastifyReply, LargeText>();
 
 /**
- * A large answer (an article with a 5 MB body) is encoded and written in parts, each in a turn of
- * the event loop of its own: measured and encoded at once, a 5 MB answer held the loop for
- * 40–80 ms. It goes out with chunked transfer encoding instead of a Content-Length.
+ * A large answer (an article with a body of megabytes) is encoded and written in parts, each in a
+ * turn of the event loop of its own: measured and encoded at once, it would hold the loop. It
+ * goes out with chunked transfer encoding instead of a Content-Length.
  *
- * An article's large body is not even serialised with the rest: escaping it as one JSON string
- * took 16–50 ms, and cutting the answer into parts another 16–34 ms (the first cut copies the
- * whole answer into one flat string). The rest is serialised with a placeholder for it, and the
+ * An article's large body is not even serialised with the rest: escaping it as one JSON string,
+ * and then cutting the answer into parts (the first cut copies the whole answer into one flat
+ * string), would each hold the loop. The rest is serialised with a placeholder for it, and the
  * body is escaped a part at a time in between (`jsonWithTexts`); a body that is a `SharedText`
  * (a large PUT's, answered as sent) is escaped from its bytes, and a `TextPieces` (a large body
  * read from PostgreSQL) a piece at a time.

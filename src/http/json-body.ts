@@ -8,8 +8,8 @@ import { isSharedText, type SharedText } from '../core/text-parts.js';
 import type { HtmlPool } from '../services/html-pool.js';
 
 /**
- * Request bodies this large (bytes) are parsed by a thread of the HTML pool: 1 MB of JSON made of
- * empty objects took 37–40 ms to parse on the event loop, 256 KiB a quarter of that.
+ * Request bodies this large (bytes) are parsed by a thread of the HTML pool: parsing dense JSON of
+ * this size and more holds the event loop too long.
  */
 const largeJson = 256 * 1024;
 
@@ -55,8 +55,8 @@ const boundedDone = (done: Done) => (error: Error | null, value?: unknown) =>
 /**
  * JSON request bodies, parsed as Fastify's own parser does (prototype and constructor poisoning
  * refused, the same errors), holding at most `maxBodyValues` values. A large one is parsed off the
- * event loop, by a thread of the HTML pool: decoding and parsing a 5 MB body took 30–45 ms,
- * during which every other request waited. The large strings of the route's `sharedTextFields`
+ * event loop, by a thread of the HTML pool: while a body of megabytes is decoded and parsed,
+ * every other request would wait. The large strings of the route's `sharedTextFields`
  * come from that thread as `SharedText`s.
  */
 export function jsonBodyParser(app: FastifyInstance, pool: HtmlPool): void {
@@ -89,8 +89,8 @@ const largeForm = 64 * 1024;
  * Form bodies (`application/x-www-form-urlencoded`: the UI, the OAuth endpoints), parsed as
  * @fastify/formbody parsed them (`parseForm`), holding at most `maxBodyValues` fields, registered
  * in the context of the routes that take them. A large one is parsed by a thread of the HTML
- * pool: a 5 MB form (8.8 MB encoded) took 280–440 ms on the event loop, and the OAuth token
- * endpoint takes forms from anyone.
+ * pool: a form of megabytes would hold the event loop, and the OAuth token endpoint takes forms
+ * from anyone.
  */
 export function formBodyParser(app: FastifyInstance, pool: HtmlPool): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {
@@ -119,10 +119,9 @@ const joined = ({ parts, size }: ReceivedBody): Buffer => (parts.length === 1 ? 
  * The body's chunks, with Fastify's checks and errors (its `bodyLimit`, a Content-Length that the
  * body does not match). A large body goes to a pool thread in the chunks it arrived in, each a
  * buffer of its own (transferred, not copied), and the thread joins them: the event loop never
- * copies it. Joined here, a 5 MB body held the loop for up to 41 ms in one turn
- * (Fastify's way, at the end), and copied chunk by chunk into a buffer of its length as it
- * arrived, 20–22 ms in the turns where two such bodies were read at once: most of it faulting in
- * the fresh memory, on the bench machine of 2026-11-24 night.
+ * copies it. Joined here (Fastify's way, at the end), or copied chunk by chunk into a buffer of
+ * its length as it arrived, a large body held the loop, most of it faulting in the fresh
+ * memory.
  */
 function readBody(request: FastifyRequest, payload: Readable, done: (error: Error | null, body?: ReceivedBody) => void): void {
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;

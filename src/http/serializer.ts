@@ -14,8 +14,8 @@ export interface ResponseSerializers {
   compiler: FastifySerializerCompiler<unknown>;
   /**
    * Compiles the serialisers not compiled yet, one per turn of the event loop. A serving node
-   * runs it before it listens: compiled on a route's first answer, a schema held the loop up to
-   * 66 ms (a write route's first 429 under the bench's load, on the machine of 2026-11-24 night).
+   * runs it before it listens: compiled on a route's first answer under load, a schema held the
+   * loop long enough to stall every other request.
    */
   compileAll(): Promise<void>;
 }
@@ -23,9 +23,9 @@ export interface ResponseSerializers {
 /**
  * Answers are written by a function compiled from the route's zod response schema
  * (fast-json-stringify over its JSON Schema): only declared fields go out, in the schema's order,
- * as zod's encode did before `JSON.stringify`. A listArticles page took 48 µs that way, 12 µs
- * compiled. A schema is compiled on its route's first answer, or by `compileAll`, so building an
- * app (as the tests do, hundreds of times) costs nothing.
+ * as zod's encode did before `JSON.stringify`, at a fraction of the cost
+ * (docs/decisions/0003-compiled-serializer.md). A schema is compiled on its route's first answer,
+ * or by `compileAll`, so building an app (as the tests do, hundreds of times) costs nothing.
  */
 export function responseSerializers(compileSchema: (schema: z.ZodType) => Serialize = compileSerializer): ResponseSerializers {
   const uncompiled = new Set<() => Serialize>();
@@ -69,7 +69,7 @@ const isNull = (branch: unknown) => {
 /**
  * zod writes `.nullable()` as `anyOf: [X, {type: 'null'}]`, which fast-json-stringify resolves
  * by validating every value against each branch; a scalar X becomes `type: [X, 'null']` instead,
- * which it checks with `typeof` (a listArticles page: 30 µs with the unions, 12 µs without).
+ * which it checks with `typeof`, far faster than the unions.
  */
 function simpleNullables(node: unknown): JsonSchema {
   if (Array.isArray(node)) return node.map(simpleNullables) as unknown as JsonSchema;

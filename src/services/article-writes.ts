@@ -72,8 +72,8 @@ const largeBody = offLoopBodyBytes;
 /**
  * A stored write's answer, for an Idempotency-Key's replays: a large body is not stored again
  * but named by the revision that holds it (revisions are never deleted). Stored with the answer, a
- * 5 MB body held the event loop 66–99 ms to serialise the record and each replay 128–200 ms to read
- * and parse it back.
+ * large body held the event loop to serialise the record, and each replay to read and parse it
+ * back.
  */
 const toReplay = (result: WriteResult): StoredSuccess<WriteResult> =>
   result.article.body.length < largeBody || result.revision === null
@@ -93,8 +93,8 @@ type NextState = ArticleState<string | SharedText> & {
 /**
  * An article as a write reads it: a large body as its UTF-8 bytes (SQLite) or in UTF-8 parts
  * (PostgreSQL: `bodyInParts`), which go to the HTML pool as they are. Decoded here and encoded
- * again for the pool, a 5 MB body took the event loop about 20 ms and left two more copies of it
- * (10 MB) in its memory.
+ * again for the pool, a large body would cost the event loop time and two more copies of it in
+ * its memory.
  */
 type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
 
@@ -355,8 +355,8 @@ export class ArticleWritesService {
       const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
       const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
       const changes = { ...state, current_revision_id: revisionId, version: row.version + 1, updated_at: toTimestamp(now) };
-      // The body is copied from the revision inside the database: sent again, a 5 MB body was
-      // encoded, carried and decoded once more. The stored row is known: reading it back would
+      // The body is copied from the revision inside the database: sent again, a large body would
+      // be encoded, carried and decoded once more. The stored row is known: reading it back would
       // copy the body once more too.
       //
       // Ownership and scope were checked on `row`; neither changes, only the version may have. The

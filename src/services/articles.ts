@@ -79,8 +79,8 @@ export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
 /**
  * The article of `row` with `body` and its protected links as given. Assigned to the article, not
  * spread into a literal: on Node 20's V8, a literal that spreads an object and then adds fields
- * (`{ ...toArticle(row), body }`) made a new hidden class each time, about 1 µs per added field
- * (3.5 µs a GET), and left the old generation maps to collect.
+ * (`{ ...toArticle(row), body }`) made a new hidden class each time, which cost every GET and
+ * left the old generation maps to collect.
  */
 export const withBody = <Body>(row: Article & Pick<ArticleRow, 'meta_description'>, body: Body, protectedLinks: ProtectedLink[]): ArticleWithBody<Body> =>
   Object.assign(toArticle(row), { meta_description: row.meta_description, body, protected_links: protectedLinks });
@@ -199,8 +199,8 @@ export class ArticlesService {
 
   /**
    * `get` for a REST answer, which escapes the body a part per turn of the event loop: a large
-   * body PostgreSQL read in pieces stays in them (`TextPieces`). Joined, a 5 MB body held the loop
-   * 12 ms more (46–53 ms in all, bench/large-bodies.mjs).
+   * body PostgreSQL read in pieces stays in them (`TextPieces`): joining a large body would hold
+   * the loop for one more turn.
    *
    * The answers of articles with bodies up to 64 Ki characters are kept until an article changes
    * (here: `changed`; on another node or by the CLI: `Db.watchChanges`), as API keys and sites are:

@@ -33,9 +33,8 @@ export interface HtmlPoolSettings {
   timeoutMs: number;
   /**
    * The old generation a thread's heap may reach (MB, default 256); a task that needs more is
-   * stopped (422). 600,000 attributes on one element (5.9 MB) took a thread's heap to 278 MB;
-   * under this bound V8 collects sooner and the same task ends at about 130 MB. Legitimate 5 MB
-   * bodies of the densest markup (600,000 elements, a table of 440,000 cells) need under 128 MB.
+   * stopped (422). Under this bound V8 also collects sooner; the densest legitimate bodies fit well
+   * within the default (docs/decisions/0001-worker-pool-for-large-html.md).
    */
   heapMb?: number;
 }
@@ -52,10 +51,10 @@ export const threadResourceLimits = (heapMb: number) => ({ maxYoungGenerationSiz
 
 /**
  * Tasks this large (characters of current body + change; bytes of a request body) run one at a
- * time, and cross to the thread as UTF-8. A 5 MB body costs a worker 0.5–2 s and 50 MB while it
- * is parsed, so large bodies never hold every thread (the pool has at least two: edits of ordinary
- * articles keep one) and never add up in memory. (They had a thread of their own before: one V8
- * heap more, 13 MB idle and 55 MB at work.)
+ * time, and cross to the thread as UTF-8. Parsing a body of megabytes takes a worker long and
+ * grows its heap, so large bodies never hold every thread (the pool has at least two: edits of
+ * ordinary articles keep one) and never add up in memory. Taking turns on the pool's threads
+ * spares a thread of their own, which would be one V8 heap more.
  */
 const largeTaskChars = 1_000_000;
 
@@ -193,7 +192,7 @@ export class HtmlPool {
    * Two revisions' bodies compared line by line, or `undefined` when the comparison takes past
    * `timeoutMs`. Small bodies are compared inline for at most `inlineDiffMs`; the rest, and any
    * that did not finish inline, in a pool thread (large bodies one at a time), counted like
-   * an edit: two bodies of 0.25 MB that differ on every line took 8.5 s, on the event loop.
+   * an edit: the comparison grows with the product of the lengths, too long for the event loop.
    */
   async lineDiff(accountId: number, before: string, after: string): Promise<LineDiff | undefined> {
     const size = before.length + after.length;
@@ -224,8 +223,8 @@ export class HtmlPool {
   }
 
   /**
-   * A monthly report as a PDF (`renderReportPdf`), drawn by a pool thread: a report of 1,000
-   * articles and 1,000 backlinks took 230–760 ms to draw, on the event loop. It counts against
+   * A monthly report as a PDF (`renderReportPdf`), drawn by a pool thread: drawing a large report
+   * would hold the event loop, and a share link reaches it without signing in. It counts against
    * the account's tasks in flight like an edit, so a flood of downloads of one share link is
    * refused (429) instead of queued.
    */
@@ -264,12 +263,11 @@ export class HtmlPool {
 
   /**
    * A large request body, parsed by a pool thread (`parseBody` in html-worker.ts): decoding and
-   * parsing a 5 MB JSON body took 30–45 ms on the event loop, a 5 MB form (8.8 MB encoded)
-   * 280–440 ms. It comes in `parts`, the chunks it arrived in; its bytes count against the queue
-   * bound while it waits and runs. A body of `largeTaskChars` bytes or more is parsed in the large
-   * turn, as a large edit is: the bench's 5 MB PUTs had one body parsed while another was edited,
-   * two threads' heaps grown at once, and the server's peak RSS fell from 266–301 MB to 245–262 MB
-   * (quick runs of the loop) once they took turns. The large strings of `sharedFields` come back
+   * parsing megabytes of JSON or form data would hold the event loop. It comes in `parts`, the
+   * chunks it arrived in; its bytes count against the queue bound while it waits and runs. A body
+   * of `largeTaskChars` bytes or more is parsed in the large turn, as a large edit is, so one body
+   * parsed while another is edited never grows two threads' heaps at once, which raised the
+   * server's peak memory. The large strings of `sharedFields` come back
    * as `SharedText`s (see `sharedTexts`).
    */
   async parseBody(parts: Uint8Array[], kind: BodyTask['kind'], sharedFields?: readonly string[]): Promise<BodyOutcome> {
@@ -286,7 +284,7 @@ export class HtmlPool {
       await largeTextsDecoded(outcome);
       return outcome;
     } catch (error) {
-      // Only a body of far more values than `maxBodyValues` fills a heap of 64 MB or more while parsed.
+      // Only a body of far more values than `maxBodyValues` fills a thread's heap while parsed.
       if (outOfMemory(error)) return { ok: false, tooManyValues: true };
       throw error;
     } finally {
@@ -297,7 +295,7 @@ export class HtmlPool {
   /**
    * `work` once no other large task runs (see `largeTaskChars`), or at once when it is given the
    * turn that is `held`. A write of a large body takes the turn for all its steps (reading the
-   * row, the edit, storing): the 5 MB copies that reading and storing make (the database's and
+   * row, the edit, storing): the copies of a large body that reading and storing make (the database's and
    * the current body's) then never add to another large edit's.
    */
   async inLargeTurn<T>(work: (turn: LargeTurn) => Promise<T>, held?: LargeTurn): Promise<T> {

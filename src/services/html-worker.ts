@@ -26,9 +26,9 @@ if (given) niceThisThread(given.nice);
 /**
  * After each task, a thread whose heap holds more than this (bytes in use, garbage included)
  * collects it in full (`collectAfterTask`). V8 keeps what a task grew until the thread's next
- * collections: a thread ended a 5 MB body at 49–55 MB and kept it, a thread editing 100 KB
- * articles sat at 37 MB (28 MB of old generation, mostly garbage). A thread's own code and data
- * take about 8 MB; a collection takes 5–15 ms, on the thread, after its work.
+ * collections, so a thread that edited a large body, or many ordinary ones, sat on garbage. The
+ * threshold sits above a thread's own code and data; the collection runs on the thread, after
+ * its work.
  */
 const collectAbove = 20 * 2 ** 20;
 
@@ -58,8 +58,8 @@ export interface HtmlTask {
 
 /**
  * A task's outcome. A next body equal to the body sent (a clean body, as clients send back what
- * they read) is not sent back (`asSent`): the pool has it, and reading a 5 MB string out of a
- * message took the event loop 15–27 ms. `unchanged`: the next body is the current one.
+ * they read) is not sent back (`asSent`): the pool has it, and reading a large string out of a
+ * message holds the event loop. `unchanged`: the next body is the current one.
  */
 export type HtmlOutcome =
   | { ok: false; error: ErrorBody }

@@ -80,7 +80,7 @@ interface SignInRule {
 export interface SignInWait {
   rule: SignInRule['name'];
   seconds: number;
-  /** The whole lock this rule imposes (seconds), as the README states it. */
+  /** The whole lock this rule imposes (seconds), as the documentation states it. */
   lock: number;
 }
 

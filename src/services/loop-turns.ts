@@ -2,8 +2,8 @@
  * Turns of the event loop for request work. Node runs every request that arrives in one poll of
  * the sockets back to back, and every worker result that came back with them, before it looks at
  * a timer or a socket again; on SQLite each of them runs its queries synchronously. Under load,
- * one turn of the loop then held 100–160 ms of other requests' work, and every caller waited for
- * the whole of it.
+ * one turn of the loop then held a great deal of other requests' work, and every caller waited
+ * for the whole of it.
  *
  * Work asks for a turn before it starts. While the loop has run less than `budgetMs` of work since
  * it last came round and nobody waits, it goes at once; past that, it waits in its lane's queue,

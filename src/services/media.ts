@@ -31,7 +31,7 @@ export async function checkImage(bytes: Buffer, maxBytes: number): Promise<Check
   let format: string | undefined;
   let pixels = 0;
   try {
-    // Loaded on the first upload, not at start: libvips costs the process about 25 MB.
+    // Loaded on the first upload, not at start: libvips takes memory a node without uploads never needs.
     const { default: sharp } = await import('sharp');
     const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
     // sharp reports AVIF as the HEIF container with AV1 compression.

@@ -136,7 +136,7 @@ export type ReportRenderer = (accountId: number, report: MonthlyReport) => Promi
  * restart or another node never sends one twice.
  */
 export class ReportMailJob {
-  /** Made on the first send: most processes never send one, and nodemailer costs about 10 MB. */
+  /** Made on the first send: most processes never send one, and nodemailer takes memory. */
   private transport: Transporter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> = Promise.resolve(0);

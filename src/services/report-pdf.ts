@@ -147,7 +147,7 @@ export async function renderReportPdf(report: MonthlyReport): Promise<Buffer> {
   const { site, month, span, stats, previous } = report;
   const siteName = pdfText(site.name ?? `Site ${site.id}`);
   const period = span.toDate ? `${monthName(month)} so far` : monthName(month);
-  // Loaded on the first report, not at start: its fonts cost the process about 25 MB.
+  // Loaded on the first report, not at start: its fonts take memory most processes never need.
   const { default: PDFDocument } = await import('pdfkit');
   const doc = new PDFDocument({ size: pageSize, margin, info: { Title: `${siteName} · ${monthName(month)}`, Author: 'Anchorage', Subject: 'Monthly report' } });
   const chunks: Buffer[] = [];

@@ -5,10 +5,9 @@ import { textParts } from '../core/text-parts.js';
 /**
  * Markup that is already safe; everything else interpolated into `html` is escaped. It is kept in
  * the parts it was built from, and joined only where it is read whole (`value`): a page around a
- * large article body is sent part by part (`sendPage`). Joined, the escaped parts of a 4.8 MB body
- * held the event loop 76 ms, and cutting the whole page again for sending 99 ms more (a V8 string
- * built by appending is flattened, copied whole, when first cut), on the bench machine of
- * 2026-11-24 night.
+ * large article body is sent part by part (`sendPage`). Joining the escaped parts of a large body
+ * would hold the event loop, and cutting the whole page again for sending longer still (a V8
+ * string built by appending is flattened, copied whole, when first cut).
  */
 export class SafeHtml {
   readonly parts: readonly string[];
@@ -62,14 +61,13 @@ const entities: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
 
 /**
  * escape-html's escaping, by one regular expression: its output is then one flat string. The
- * strings escape-html builds by appending are ropes, and joining 80 of them (a 4.8 MB body) took
- * 48–61 ms, against 8–10.
+ * strings escape-html builds by appending are ropes, which are slow to join.
  */
 const escapePart = (part: string) => part.replace(/[&<>"']/g, (character) => entities[character]!);
 
 /**
- * `text` escaped, a part per turn of the event loop: escaping a 4.8 MB article body at once took
- * 106–215 ms. Each character escapes on its own, so the parts are the escaped whole, in parts.
+ * `text` escaped, a part per turn of the event loop: escaping a large article body at once would
+ * hold the loop. Each character escapes on its own, so the parts are the escaped whole, in parts.
  */
 export async function escapedInParts(text: string): Promise<SafeHtml> {
   if (text.length < escapePartChars) return new SafeHtml(escapeHtml(text));

@@ -26,7 +26,7 @@ const largePage = 1_000_000;
 /**
  * A large page (an article with a body of megabytes) as a stream of UTF-8 parts, one encoded per
  * turn of the event loop, cut from the parts the page was built in (never joined: see `SafeHtml`):
- * a 10 MB page encoded at once took about 40 ms.
+ * encoding megabytes at once would hold the loop.
  */
 function inParts({ parts }: SafeHtml): string | Readable {
   if (parts.reduce((length, part) => length + part.length, 0) < largePage) return parts.join('');

@@ -49,7 +49,7 @@ const lockReasons: Record<SignInWait['rule'], string> = {
   address: 'Too many failed sign-ins from your network.',
 };
 
-/** "1 minute", "15 minutes": a rule's lock as the README states it. */
+/** "1 minute", "15 minutes": a rule's lock as the documentation states it. */
 const lockLength = (seconds: number): string => (seconds === 60 ? '1 minute' : `${Math.round(seconds / 60)} minutes`);
 
 /** The 429 page's message: why, the rule's lock, and the real wait (the same number as Retry-After). */

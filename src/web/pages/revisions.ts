@@ -196,7 +196,7 @@ ${extra.compare ? diffSection(extra.compare, numbers) : ''}
     }
     const aId = idParam(aText, 'revision');
     const bId = idParam(bText, 'revision');
-    // One after the other: two 5 MB bodies read at once could be joined in one turn of the loop.
+    // One after the other: two large bodies read at once could be joined in one turn of the loop.
     const a = await services.revisions.get(article.id, aId);
     const b = await services.revisions.get(article.id, bId);
     if (!a || !b) throw new AppError('not_found', 'No such revision of this article.');
