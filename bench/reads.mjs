@@ -5,8 +5,9 @@
 //   2. near the floor: listArticles page 2 and getArticle against a bare node:http server doing
 //      the same key lookup, ownership check, query and JSON (bench/floor.mjs): ratio >= 0.5;
 //   3. the loop stays free: GET /healthz and a small read answer within 100 ms (p99), and no
-//      request holds the event loop over ~50 ms, while 5 MB PUTs, 50-replacement PATCHes and
-//      1M-row reads run; PATCH alone reaches 100/s;
+//      request holds the event loop over ~50 ms, while 5 MB PUTs, 50-replacement PATCHes,
+//      1M-row reads, dry-run PATCHes that multiply a 5 KB body to 4.5 MB and MCP windows of a
+//      4.9 MB body run; PATCH alone reaches 100/s;
 //   4. the server's peak RSS stays under 400 MB.
 // The service runs in a child process (bench/server.mjs) so the load generator (autocannon, 50
 // connections) does not share its event loop. Requests rotate over thousands of API keys and
@@ -20,6 +21,7 @@
 //   node bench/reads.mjs --only=scale --rounds=1                     # one round of the scale cases
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,6 +34,8 @@ const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 const { newApiKey, sha256 } = await import(`${dist}/core/secrets.js`);
 const { protectedLinksOf, sanitizeTrusted, SANITIZER_VERSION, wordCount } = await import(`${dist}/core/html.js`);
+const { oauthUrlsOf } = await import(`${dist}/mcp/oauth/metadata.js`);
+const { scopeOf } = await import(`${dist}/services/oauth/scopes.js`);
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -247,6 +251,38 @@ for (let w = 0; w < writerAccounts; w++) {
   const patch = [await insert(patchBody), await insert(patchBody)];
   const put = w < 6 ? [await insert(putBodies[0])] : [];
   writers.push({ keys, patch, put });
+}
+
+// Heavy work sized by what it produces (issue 53): accounts whose small articles a dry-run PATCH
+// multiplies (`e` replaced by 3,000 characters: 4.5 MB of 5 KB), and accounts that read a 4.9 MB
+// article window by window over MCP (a connection each: 60 calls a minute per grant).
+const amplifiedBody = sanitizeTrusted('<p>Seventeen green trees <em>screen</em> the deep creek, where the geese feed, breed and sleep.</p>'.repeat(52));
+const amplifiers = [];
+for (let w = 0; w < 3; w++) {
+  const user = await services.users.create({ email: `amplifier${w}@bench.example`, password: 'bench-password' });
+  const siteId = await site(user.account_id, `amplifier${w}`);
+  const { id } = await db.insertInto('articles').values(articleRow(siteId, user.account_id, 3, amplifiedBody)).returning('id').executeTakeFirstOrThrow();
+  amplifiers.push({ id, keys: await keysOf(user, 10) });
+}
+// The resource of the server's tokens: its settings as bench/server.mjs loads them.
+const mcpResource = oauthUrlsOf(loadSettings({ ...env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off' })).resource;
+const mcpClient = await services.oauth.register({ client_name: 'bench', redirect_uris: ['http://127.0.0.1:9/callback'] }, async () => {});
+const windowReaders = [];
+for (let w = 0; w < 10; w++) {
+  const user = await services.users.create({ email: `window${w}@bench.example`, password: 'bench-password' });
+  const siteId = await site(user.account_id, `window${w}`);
+  const { id } = await db.insertInto('articles').values(articleRow(siteId, user.account_id, 3, putBodies[0])).returning('id').executeTakeFirstOrThrow();
+  const verifier = randomBytes(32).toString('base64url');
+  const code = await services.oauth.issueCode({
+    clientId: mcpClient.client_id,
+    userId: user.user_id,
+    redirectUri: 'http://127.0.0.1:9/callback',
+    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+    resource: mcpResource,
+    scope: scopeOf(false),
+  });
+  const tokens = await services.oauth.exchangeCode({ code, clientId: mcpClient.client_id, redirectUri: 'http://127.0.0.1:9/callback', codeVerifier: verifier, resource: mcpResource });
+  windowReaders.push({ id, token: tokens.access_token });
 }
 
 // The rows went in directly: build the counters from them, then gather statistics as a live
@@ -514,6 +550,42 @@ if (only.includes('loop')) {
   ];
   let heavyTurn = 0;
   let probeTurn = 0;
+  let amplifierTurn = 0;
+  const amplifierLoad = (conns, duration) =>
+    cannon(port, {
+      conns,
+      duration,
+      next: () => {
+        const { id, keys } = amplifiers[amplifierTurn++ % amplifiers.length];
+        return {
+          method: 'PATCH',
+          path: `/api/v1/articles/${id}?dry_run=true`,
+          headers: { authorization: `Bearer ${keys[amplifierTurn % keys.length]}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ replacements: [{ find: 'e', replace: 'x'.repeat(3_000), all: true }] }),
+        };
+      },
+    });
+  let windowTurn = 0;
+  let windowErrors = 0;
+  const windowLoad = (conns, duration) =>
+    cannon(port, {
+      conns,
+      duration,
+      next: () => {
+        const { id, token } = windowReaders[windowTurn++ % windowReaders.length];
+        const call = { name: 'get_article', arguments: { article_id: id, body_offset: (windowTurn * 400_000) % 4_800_000 } };
+        return {
+          method: 'POST',
+          path: '/mcp',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: windowTurn, method: 'tools/call', params: call }),
+        };
+      },
+      // A refused tool call is an answer of 200 with `isError`.
+      onResponse: (status, body) => {
+        if (status === 200 && body.includes('"isError":true')) windowErrors += 1;
+      },
+    });
 
   // PATCH alone first. `--case=PATCH` runs only it, `--case=under` only the mixed load.
   if (chosen('PATCH alone')) {
@@ -550,16 +622,22 @@ if (only.includes('loop')) {
           .join(', ')}`;
   if (chosen('loop under load')) {
     await Promise.all([server.ask('reset', 'reset'), watcher.ask('reset', 'reset')]);
-    const [health, smallRead, puts, patches, reads] = await Promise.all([
+    const [health, smallRead, puts, patches, reads, amplified, windows] = await Promise.all([
       cannon(port, { conns: 1, duration: loopSeconds, next: () => ({ method: 'GET', path: '/healthz' }) }),
       cannon(port, { conns: 1, duration: loopSeconds, next: () => get(`/api/v1/articles/${smallArticleIds[probeTurn++ % 50]}`)() }),
       putLoad(2, loopSeconds),
       patchLoad(4, loopSeconds),
       cannon(port, { conns: 8, duration: loopSeconds, next: () => get(heavyReads[heavyTurn++ % heavyReads.length])() }),
+      amplifierLoad(1, loopSeconds),
+      windowLoad(1, loopSeconds),
     ]);
+    windows.errors += windowErrors;
+    if (windowErrors > 0) windows.refusals.push(['tool error', { count: windowErrors }]);
     const loop = await server.ask('report', 'delayMaxMs');
     const { samples } = await watcher.ask('samples', 'samples');
-    const background = `under ${fmt(puts.rps, 1)} PUT/s (5 MB), ${fmt(patches.rps)} PATCH/s, ${fmt(reads.rps)} 1M-row reads/s`;
+    const background =
+      `under ${fmt(puts.rps, 1)} PUT/s (5 MB), ${fmt(patches.rps)} PATCH/s, ${fmt(reads.rps)} 1M-row reads/s, ` +
+      `${fmt(amplified.rps, 1)} dry-run PATCH/s making 4.5 MB of 5 KB, ${fmt(windows.rps, 1)} MCP windows/s of 4.9 MB`;
     rows.push(
       {
         check: 'GET /healthz under write and 1M-row load',
@@ -577,7 +655,7 @@ if (only.includes('loop')) {
       },
       {
         check: 'Longest event-loop stall in the server under that load',
-        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors}${refusalsOf(puts, patches, reads)}`,
+        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors + amplified.errors + windows.errors}${refusalsOf(puts, patches, reads, amplified, windows)}`,
         ratio: `${fmt(loop.delayMaxMs)} ms`,
         target: '≤ 50 ms',
         ok: loop.delayMaxMs <= 50,

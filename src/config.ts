@@ -20,6 +20,7 @@ const settingsSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(defaultPoolSize),
+  DATABASE_LISTEN_URL: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// address').optional(),
   REDIS_URL: optionalUrl,
   REDIS_KEY_PREFIX: z.string().max(100).regex(/^[\w.:-]*$/, 'letters, digits, _ . : - only').default(''),
   PUBLIC_URL: optionalUrl,
@@ -65,6 +66,8 @@ export interface Settings {
   databaseUrl: string | undefined;
   /** PostgreSQL: connections the node's pool opens at most. */
   databasePoolSize: number;
+  /** PostgreSQL: where the connection listening for change notices goes, when not to DATABASE_URL (a pooler cannot LISTEN). */
+  databaseListenUrl: string | undefined;
   redisUrl: string | undefined;
   /** Put before every Redis key, so deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
@@ -140,6 +143,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dataDir: e.DATA_DIR,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseListenUrl: e.DATABASE_LISTEN_URL,
     redisUrl: e.REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
     publicUrl,

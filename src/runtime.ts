@@ -44,10 +44,13 @@ function limitHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
+/** The name of a node's Redis connection (CLIENT SETNAME): `anchorage`, and the key prefix if any. */
+export const redisConnectionName = (keyPrefix: string): string => (keyPrefix ? `anchorage-${keyPrefix}` : 'anchorage');
+
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
   settings: Settings,
-  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean } = {},
+  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean; lockWaitMs?: number } = {},
 ): Promise<Runtime> {
   limitHeapGrowth(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
@@ -55,6 +58,8 @@ export async function openRuntime(
     traced: settings.tracing,
     checkpointInBackground: true,
     poolSize: settings.databasePoolSize,
+    lockWaitMs: options.lockWaitMs,
+    listenUrl: settings.databaseListenUrl,
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);
@@ -62,6 +67,8 @@ export async function openRuntime(
   const redis = settings.redisUrl
     ? new (await import('ioredis')).Redis(settings.redisUrl, {
         keyPrefix: settings.redisKeyPrefix,
+        // Named, so that an operator (or a test) can tell this node's connections apart in CLIENT LIST.
+        connectionName: redisConnectionName(settings.redisKeyPrefix),
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,
         lazyConnect: false,
@@ -76,6 +83,7 @@ export async function openRuntime(
   const services = createServices({
     db,
     media: { store: settings.mediaStore, dir: join(settings.dataDir, 'media') },
+    activitySpillDir: join(settings.dataDir, 'activity-spill'),
     publicUrl: settings.publicUrl,
     maxImageBytes: settings.maxImageBytes,
     clock: options.clock ?? systemClock,

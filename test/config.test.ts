@@ -45,3 +45,14 @@ describe('DATABASE_POOL_SIZE', () => {
     expect(() => loadSettings({ DATABASE_POOL_SIZE: value })).toThrow(/DATABASE_POOL_SIZE/);
   });
 });
+
+describe('DATABASE_LISTEN_URL', () => {
+  it('is unset unless set (change notices then use DATABASE_URL)', () => {
+    expect(loadSettings({}).databaseListenUrl).toBeUndefined();
+    expect(loadSettings({ DATABASE_LISTEN_URL: 'postgres://db.internal:5432/anchorage' }).databaseListenUrl).toBe('postgres://db.internal:5432/anchorage');
+  });
+
+  it.each(['', 'db.internal:5432', 'mysql://db/anchorage'])('refuses %j, naming the variable', (value) => {
+    expect(() => loadSettings({ DATABASE_LISTEN_URL: value })).toThrow(/DATABASE_LISTEN_URL/);
+  });
+});

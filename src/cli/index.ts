@@ -28,6 +28,12 @@ const usage = `Usage: anchorage <command>
 
 class UsageError extends Error {}
 
+/**
+ * How long (ms) a command waits for a serving node's write lock on SQLite: a command has no client
+ * to answer 503 to, so it waits out the service's writes rather than fail.
+ */
+const cliLockWaitMs = 120_000;
+
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Writes `pieces` to stdout as the pipe drains, then a newline. */
@@ -47,7 +53,10 @@ async function* importInput(fd: number, progress: ImportProgressBar | undefined)
 async function withRuntime<T>(run: (runtime: Runtime) => Promise<T>): Promise<T> {
   const settings = loadSettings();
   // Log lines (a Redis outage, say) go to stderr: stdout holds only what the command prints.
-  const runtime = await openRuntime(settings, { logger: pino({ level: settings.logLevel }, pino.destination({ dest: 2, sync: true })) });
+  const runtime = await openRuntime(settings, {
+    logger: pino({ level: settings.logLevel }, pino.destination({ dest: 2, sync: true })),
+    lockWaitMs: cliLockWaitMs,
+  });
   try {
     return await run(runtime);
   } finally {
@@ -74,7 +83,7 @@ async function main(argv: string[]): Promise<unknown> {
   if (command === 'serve') return serve(loadSettings());
   if (command === 'migrate') {
     const settings = loadSettings();
-    const db = connect(settings.databaseUrl, settings.dataDir);
+    const db = connect(settings.databaseUrl, settings.dataDir, { lockWaitMs: cliLockWaitMs });
     const applied = await migrate(db);
     await db.kysely.destroy();
     return print(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'Up to date.');

@@ -10,6 +10,7 @@ import {
   applyReplacements,
   applyTextReplacements,
   describeBody,
+  MAX_BODY_LENGTH,
   plainTextReplacements,
   protectedAnchorKeysOf,
   type Replacement,
@@ -33,10 +34,39 @@ export interface NextBody {
 
 export type NextBodyOutcome = { ok: true; next: NextBody } | { ok: false; error: ErrorBody };
 
-/** How much text a change makes the service parse: the size that decides where it runs. */
-export function changeSize(current: string, change: BodyChange): number {
-  if ('body' in change) return current.length + change.body.length;
-  return change.replacements.reduce((size, { find, replace = '' }) => size + find.length + replace.length, current.length);
+/**
+ * How much text a change makes the service parse, the size that decides where it runs: the
+ * current body and the longest body the change produces, a new body or the body after each
+ * replacement. What a replacement produces is not what it sends: one `e` replaced by 3,000
+ * characters throughout makes megabytes of a few kilobytes. Known cheaply: replacements are applied
+ * here only while the bodies they produce are shorter than `exactBelow`; past that (or for a
+ * `current` known only by its length) each item counts as if every match its `find` could have
+ * were replaced, up to `MAX_BODY_LENGTH`, the longest body a replacement may produce.
+ */
+export function changeSize(current: string | number, change: { body: { length: number } } | { replacements: readonly Replacement[] }, exactBelow = 0): number {
+  const currentLength = typeof current === 'string' ? current.length : current;
+  if ('body' in change) return currentLength + change.body.length;
+  // None: the body stays as stored, and its stored counts are the answer (`nextBody`).
+  if (change.replacements.length === 0) return currentLength;
+  let body = typeof current === 'string' && current.length < exactBelow ? current : undefined;
+  let length = currentLength;
+  let longest = length;
+  for (const { find, replace = '', all = false } of change.replacements) {
+    if (body === undefined) {
+      // At most one match every `find.length` characters.
+      const growth = Math.max(0, replace.length - find.length) * Math.floor(length / Math.max(1, find.length));
+      length = Math.min(MAX_BODY_LENGTH, length + growth);
+    } else {
+      const pieces = find === '' ? [body] : body.split(find);
+      const matches = pieces.length - 1;
+      // A failing item leaves the body as it is (`applyReplacements`).
+      if (matches === 0 || (matches > 1 && !all)) continue;
+      length = body.length + matches * (replace.length - find.length);
+      body = length < exactBelow ? pieces.join(replace) : undefined;
+    }
+    longest = Math.max(longest, length);
+  }
+  return currentLength + Math.min(longest, MAX_BODY_LENGTH);
 }
 
 /**

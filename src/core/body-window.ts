@@ -95,3 +95,66 @@ export function windowOf(body: string, offset: number, length: number, jsonBudge
   const end = start + taken;
   return { text: body.slice(from, i), offset: start, length: taken, total_length: total, next_offset: end < total ? end : null };
 }
+
+/** What a window of a body is asked for (`bodyWindow`). */
+export interface WindowRequest {
+  /** Where the window starts, in code points. */
+  offset: number;
+  /** At most this many code points; undefined: as many as fit. */
+  length: number | undefined;
+  /** Characters of JSON string content the window's text may take when no outline comes with it. */
+  budget: number;
+  /** Characters of JSON the outline may take. */
+  outlineBudget: number;
+}
+
+/** A window, with the body's outline when the window is not the whole body; or, for an offset past the end, the body's length. */
+export type WindowAnswer = { ok: true; window: BodyWindow; outline?: OutlineEntry[] } | { ok: false; total: number };
+
+const jsonLength = (value: unknown): number => JSON.stringify(value).length;
+
+/**
+ * The window of `body` that `request` asks for: when it is not the whole body, with an outline
+ * of at most `outlineBudget` characters of JSON, the room of which (`,"outline":[…]` in the
+ * answer's meta) the window gives up. Linear in the body's length: a thread's work for a large body.
+ */
+export function bodyWindow(body: string, { offset, length, budget, outlineBudget }: WindowRequest): WindowAnswer {
+  const total = codePointOffset(body, body.length);
+  if (offset > total) return { ok: false, total };
+  const whole = windowOf(body, offset, length ?? total, budget);
+  if (whole.offset === 0 && whole.next_offset === null) return { ok: true, window: whole };
+  const outline = boundedOutline(outlineOf(body), outlineBudget);
+  const window = windowOf(body, offset, length ?? total, budget - ',"outline":'.length - jsonLength(outline));
+  return { ok: true, window, outline };
+}
+
+/**
+ * The outline within `budget` characters of JSON: the deepest levels go first, then the tail of
+ * what is left. Each entry is measured once: a large body may have hundreds of thousands of headings.
+ */
+export function boundedOutline(outline: readonly OutlineEntry[], budget: number): OutlineEntry[] {
+  // Characters of each level's entries in a JSON array, a comma each.
+  const levelChars = new Map<number, number>();
+  const sizes = outline.map((entry) => {
+    const size = jsonLength(entry) + 1;
+    levelChars.set(entry.level, (levelChars.get(entry.level) ?? 0) + size);
+    return size;
+  });
+  // The JSON of the entries down to `deepest`: brackets, and one comma fewer than entries.
+  const arrayChars = (deepest: number) => {
+    let chars = 0;
+    for (const [level, size] of levelChars) if (level <= deepest) chars += size;
+    return chars === 0 ? 2 : chars + 1;
+  };
+  let deepest = 6;
+  while (deepest > 2 && arrayChars(deepest) > budget) deepest -= 1;
+  const kept: OutlineEntry[] = [];
+  let used = 2;
+  for (const [index, entry] of outline.entries()) {
+    if (entry.level > deepest) continue;
+    used += sizes[index]!;
+    if (used > budget) break;
+    kept.push(entry);
+  }
+  return kept;
+}

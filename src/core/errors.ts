@@ -20,6 +20,7 @@ export const errorCatalogue = {
   edit_limit_exceeded: 429,
   internal_error: 500,
   service_unavailable: 503,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -33,8 +33,9 @@ export interface Db {
    * A watch of the rows of `topic` that this process keeps in memory: each call of the watch
    * tells whether they may have changed elsewhere since its last call that said so. SQLite:
    * migration 017's triggers counted a change of them (by any connection), seen within 100 ms. PostgreSQL:
-   * migration 013's triggers sent a notice of `topic`, or this process is not listening for
-   * notices (yet, or since its listening connection failed).
+   * migration 013's triggers sent a notice of `topic`, or this process has not heard its own
+   * heartbeat notice for a while (not listening yet, its listening connection failed or went
+   * silent: change-notices.ts).
    */
   watchChanges: (topic: ChangeTopic) => () => boolean;
 }
@@ -48,6 +49,13 @@ export interface ConnectOptions {
   warn?: (message: string, error: unknown) => void;
   /** PostgreSQL: connections the pool opens at most (`DATABASE_POOL_SIZE`). */
   poolSize?: number;
+  /**
+   * SQLite: how long (ms) a statement waits for another process's write lock before it fails
+   * with SQLITE_BUSY (`defaultLockWaitMs`: a serving node's requests then answer 503; the CLI waits longer).
+   */
+  lockWaitMs?: number;
+  /** PostgreSQL: the address of the connection that listens for change notices (`DATABASE_LISTEN_URL`), else the database's. */
+  listenUrl?: string;
 }
 
 /**
@@ -59,6 +67,20 @@ function postgresDriver(url: string, poolSize: number): { pool: pg.Pool; Client:
   const types = pg.types;
   types.setTypeParser(types.builtins.INT8, (v) => Number(v));
   return { pool: new pg.Pool({ connectionString: url, max: poolSize }), Client: pg.Client };
+}
+
+/**
+ * A connection PostgreSQL ends (a restart, a failover, `pg_terminate_backend`, an idle timeout, a
+ * pooler's restart) makes its client emit 'error', in the pool or lent to a query, and an
+ * EventEmitter's 'error' without a listener ends the process. The query it ran fails
+ * (DatabaseUnavailable: 503), the pool drops the client and opens another for the next query.
+ */
+function survivesFailedConnections(pool: pg.Pool, warn: ConnectOptions['warn']): void {
+  // A client's own listener hears it whether idle or lent; the pool re-emits an idle one's.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', (error) => warn?.('a database connection failed; the pool opens another', error));
+  });
 }
 
 /**
@@ -76,6 +98,9 @@ const pageSize = 16_384;
  */
 const pageCacheKib = 2_000;
 
+/** How long (ms) opening the file waits for another process's write lock (SQLite's `busy_timeout`). */
+const openBusyTimeoutMs = 5_000;
+
 /** The write-ahead log's size (bytes) past which a commit copies it into the database file. */
 const autocheckpointBytes = 4_096_000;
 
@@ -85,7 +110,8 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     new Kysely<Database>({ dialect: options.traced ? tracedDialect(dialect, system) : dialect });
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { pool, Client } = postgresDriver(databaseUrl, options.poolSize ?? defaultPoolSize);
-    const changes = new ChangeListener(Client, databaseUrl, options.warn);
+    survivesFailedConnections(pool, options.warn);
+    const changes = new ChangeListener(Client, options.listenUrl ?? databaseUrl, options.warn);
     const statements = namedStatements(pool);
     const end = async () => {
       await changes.close();
@@ -112,10 +138,14 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma(`wal_autocheckpoint = ${Math.ceil(autocheckpointBytes / (database.pragma('page_size', { simple: true }) as number))}`);
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
+  // Opening waits for another process's write lock (the pragmas below may need it), before any request.
+  database.pragma(`busy_timeout = ${openBusyTimeoutMs}`);
   database.pragma(`cache_size = -${pageCacheKib}`);
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
+  // From now on SQLite never waits for a lock, which would hold the event loop: the driver waits
+  // between tries instead (`whenUnlocked` in sqlite-driver.ts).
+  database.pragma('busy_timeout = 0');
   // Under background checkpoints, the off-loop connection's commits do not checkpoint either:
   // every checkpoint is followed by the log's restart in its thread (`checkpoint` below).
   const walAutocheckpoint = options.checkpointInBackground ? 0 : (database.pragma('wal_autocheckpoint', { simple: true }) as number);
@@ -142,7 +172,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     database.close();
   };
   const sqliteKysely = (runner: StatementRunner) => {
-    const { dialect, run } = sqliteDialect(runner, writes);
+    const { dialect, run } = sqliteDialect(runner, writes, options.lockWaitMs);
     const kysely = kyselyOf(dialect, 'sqlite');
     if (!options.traced) runPrecompiledWith(kysely, run);
     return kysely;

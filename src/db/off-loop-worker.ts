@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
 import { collectionOnNextTurn, niceThisThread } from '../core/threads.js';
+import { isBusy } from './failures.js';
 import { statementCache } from './statement-cache.js';
 import type { CheckpointMode, OffLoopSettings } from './off-loop.js';
 
@@ -26,7 +27,8 @@ niceThisThread(settings.nice);
 /** The connection, and its prepared statements by SQL. */
 function open(): { database: SQLite.Database; statementOf: ReturnType<typeof statementCache> } {
   const database = new SQLite(settings.file);
-  database.pragma('busy_timeout = 5000');
+  // Another process's write lock is waited for by the driver, between tries (sqlite-driver.ts).
+  database.pragma('busy_timeout = 0');
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
   database.pragma(`wal_autocheckpoint = ${settings.walAutocheckpoint}`);
@@ -110,8 +112,13 @@ parentPort!.on('message', (message: OffLoopMessage) => {
         // A commit that changes nothing but the header page: the first frame of the log after
         // this checkpoint, written here.
         if (message.checkpoint === 'restart' && log > 0 && checkpointed === log) {
-          database.pragma(`user_version = ${database.pragma('user_version', { simple: true }) as number}`);
-          restartedAt = dataVersion(database);
+          try {
+            database.pragma(`user_version = ${database.pragma('user_version', { simple: true }) as number}`);
+            restartedAt = dataVersion(database);
+          } catch (error) {
+            // Another process writes (the CLI's import): the log restarts at a later look.
+            if (!isBusy(error)) throw error;
+          }
         }
       }
       parentPort!.postMessage({ id, changes: 0, lastInsertRowid: 0 });

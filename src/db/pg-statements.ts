@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
+import { connectionFailureOf } from './unavailable.js';
 
 /** Distinct SQL texts a process prepares by name; past this many, texts run unnamed. */
 const maxNamedTexts = 256;
@@ -21,6 +22,9 @@ const changedResultType = (error: unknown): boolean =>
  * that connection ("cached plan must not change result type"): the text then takes a new name,
  * which every connection prepares afresh, and the query runs again. Only a statement run outside
  * a transaction is named, so that run again it finds the connection as it was.
+ *
+ * A query or connection that fails because the connection did (unavailable.ts) throws
+ * DatabaseUnavailable, which a request answers with 503 and Retry-After.
  */
 export function namedStatements(pool: pg.Pool): PostgresPool {
   const names = new Map<string, string>();
@@ -39,8 +43,10 @@ export function namedStatements(pool: pg.Pool): PostgresPool {
     try {
       return await client.query({ name, text, values });
     } catch (error) {
-      if (name === undefined || !changedResultType(error)) throw error;
-      return client.query({ name: newName(text), text, values });
+      if (name === undefined || !changedResultType(error)) throw connectionFailureOf(error);
+      return client.query({ name: newName(text), text, values }).catch((again: unknown) => {
+        throw connectionFailureOf(again);
+      });
     }
   }
 
@@ -55,7 +61,9 @@ export function namedStatements(pool: pg.Pool): PostgresPool {
   });
   return {
     connect: async () => {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((error: unknown) => {
+        throw connectionFailureOf(error);
+      });
       let wrapper = wrappers.get(client);
       if (!wrapper) wrappers.set(client, (wrapper = wrapped(client)));
       return wrapper;

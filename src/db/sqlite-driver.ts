@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type SQLite from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -12,6 +13,7 @@ import {
   SqliteQueryCompiler,
 } from 'kysely';
 import { Lock } from '../core/lock.js';
+import { isBusy } from './failures.js';
 
 /** Runs one compiled statement on a SQLite connection: this thread's, or a thread's of its own. */
 export interface StatementRunner {
@@ -29,6 +31,23 @@ function readsOnly(query: CompiledQuery): boolean {
   if (SelectQueryNode.is(query.query)) return true;
   return RawNode.is(query.query) && /^\s*select\b/i.test(query.sql);
 }
+
+/**
+ * How long (ms) a statement of the service waits for another process's write lock (the CLI's
+ * import, say) before it is refused: a request then answers 503 with Retry-After.
+ */
+export const defaultLockWaitMs = 2_000;
+
+/**
+ * The longest pause (ms) between two tries for the lock: shorter than the pause the CLI's import
+ * makes between its batches (`batchPauseMs` in services/import.ts), so a waiting write finds the
+ * lock free in one of them.
+ */
+const lockRetryMaxMs = 16;
+
+const beginImmediate = CompiledQuery.raw('begin immediate');
+
+const noTransactionActive = (error: unknown): boolean => /no transaction is active/.test(String((error as Error | null)?.message));
 
 /** Leases kept for reuse; a burst of more statements at once makes more, which are then dropped. */
 const maxIdleLeases = 64;
@@ -54,7 +73,8 @@ class Lease implements DatabaseConnection {
  * `writes`, a lock shared with the other connection of this process (`OffLoopDatabase`), so the
  * two never write at once. SQLite lets one connection write at a time, and a write that found the
  * other connection writing would wait in `busy_timeout`, holding the event loop; here it waits in
- * the lock, asynchronously. Readers never wait for the other connection's writes (WAL).
+ * the lock, asynchronously. Readers never wait for the other connection's writes (WAL). Another
+ * process's write lock (the CLI's) is waited for asynchronously as well (`whenUnlocked`).
  */
 class SqliteDriver implements Driver {
   private readonly connection = new Lock();
@@ -68,6 +88,7 @@ class SqliteDriver implements Driver {
   constructor(
     private readonly runner: StatementRunner,
     private readonly writes: Lock,
+    private readonly lockWaitMs: number,
   ) {}
 
   async init(): Promise<void> {}
@@ -83,14 +104,15 @@ class SqliteDriver implements Driver {
 
   async beginTransaction(lease: Lease): Promise<void> {
     await this.writes.acquire();
-    await this.connection.acquire();
-    lease.inTransaction = true;
     try {
-      await this.runner.run(CompiledQuery.raw('begin'));
+      // IMMEDIATE takes SQLite's write lock now, where waiting for another process's is retried
+      // (`whenUnlocked`); a deferred transaction would find it taken only at its first write.
+      await this.whenUnlocked(() => this.runner.run(beginImmediate), true);
     } catch (error) {
-      this.end(lease);
+      this.writes.release();
       throw error;
     }
+    lease.inTransaction = true;
   }
 
   async commitTransaction(lease: Lease): Promise<void> {
@@ -99,9 +121,16 @@ class SqliteDriver implements Driver {
     this.end(lease);
   }
 
+  /**
+   * SQLite has already rolled back a transaction whose statement failed for want of room
+   * (SQLITE_FULL), memory or I/O: the rollback then fails too, and its error (“cannot rollback -
+   * no transaction is active”) would replace the cause that Kysely is about to throw.
+   */
   async rollbackTransaction(lease: Lease): Promise<void> {
     try {
       await this.runner.run(CompiledQuery.raw('rollback'));
+    } catch (error) {
+      if (!noTransactionActive(error)) throw error;
     } finally {
       this.end(lease);
     }
@@ -117,12 +146,33 @@ class SqliteDriver implements Driver {
     if (lease.inTransaction) return this.runner.run<R>(query);
     const writes = !readsOnly(query);
     if (writes) await this.writes.acquire();
-    await this.connection.acquire();
     try {
-      return await this.runner.run<R>(query);
+      return await this.whenUnlocked(() => this.runner.run<R>(query), false);
     } finally {
-      this.connection.release();
       if (writes) this.writes.release();
+    }
+  }
+
+  /**
+   * Runs `statement` on the connection; while another process holds SQLite's write lock
+   * (SQLITE_BUSY: the connection's `busy_timeout` is 0, so SQLite never waits on the event loop),
+   * tries again after a pause, the connection free for others meanwhile, until `lockWaitMs` have
+   * passed: then the SQLITE_BUSY goes to the caller (503 service_unavailable). `keep` keeps the
+   * connection once the statement has run (a transaction's `begin`).
+   */
+  private async whenUnlocked<T>(statement: () => Promise<T>, keep: boolean): Promise<T> {
+    const deadline = performance.now() + this.lockWaitMs;
+    for (let attempt = 0; ; attempt++) {
+      await this.connection.acquire();
+      try {
+        const result = await statement();
+        if (!keep) this.connection.release();
+        return result;
+      } catch (error) {
+        this.connection.release();
+        if (!isBusy(error) || performance.now() >= deadline) throw error;
+      }
+      await sleep(Math.min(lockRetryMaxMs, 2 ** attempt, Math.max(0, deadline - performance.now())));
     }
   }
 
@@ -141,6 +191,17 @@ class SqliteDriver implements Driver {
   }
 }
 
+/**
+ * Kysely (0.28 on) lets one query at a time have a SQLite connection object, a transaction for
+ * its whole length: a read then waited for every transaction, one that waits for another
+ * process's write lock included. The driver's leases take the locks themselves.
+ */
+class LeasingSqliteAdapter extends SqliteAdapter {
+  override get supportsMultipleConnections(): boolean {
+    return true;
+  }
+}
+
 /** Runs one statement outside any transaction, as Kysely's executor would, without it. */
 export type DirectRun = <R>(query: CompiledQuery) => Promise<QueryResult<R>>;
 
@@ -148,14 +209,14 @@ export type DirectRun = <R>(query: CompiledQuery) => Promise<QueryResult<R>>;
  * A Kysely dialect for a SQLite connection reached through `runner`, writing under `writes`, and
  * `run`: the same driver's statements without Kysely's executor (see `precompiled`).
  */
-export function sqliteDialect(runner: StatementRunner, writes: Lock): { dialect: Dialect; run: DirectRun } {
-  const driver = new SqliteDriver(runner, writes);
+export function sqliteDialect(runner: StatementRunner, writes: Lock, lockWaitMs = defaultLockWaitMs): { dialect: Dialect; run: DirectRun } {
+  const driver = new SqliteDriver(runner, writes, lockWaitMs);
   const outside = new Lease(driver);
   return {
     dialect: {
       createDriver: () => driver,
       createQueryCompiler: () => new SqliteQueryCompiler(),
-      createAdapter: () => new SqliteAdapter(),
+      createAdapter: () => new LeasingSqliteAdapter(),
       createIntrospector: (db) => new SqliteIntrospector(db),
     },
     run: (query) => driver.execute(outside, query),

@@ -4,6 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorBody, type FieldIssue, type FieldWords, issueFields, notFound, validationFailed } from '../core/errors.js';
+import { storageFailureOf } from '../db/failures.js';
+import { DatabaseUnavailable } from '../db/unavailable.js';
 
 const requestWords: FieldWords = { whole: '(request)', notTaken: 'This request does not take this field.' };
 
@@ -13,6 +15,9 @@ export const fieldsOf = (issues: readonly FieldIssue[]) => issueFields(issues, r
 /** Maps anything thrown while serving a request to one error of the catalogue. */
 export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
+  const storage = storageFailureOf(error);
+  if (storage) return storage.error;
+  if (error instanceof DatabaseUnavailable) return error.toAppError();
   const fastifyError = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fastifyError)) {
     // A path id that is not an integer names no resource.
@@ -131,12 +136,20 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 const leftBeforeTheAnswer = (error: unknown, reply: FastifyReply): boolean =>
   reply.raw.destroyed && (error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE';
 
+/** A full disk or a held write lock, logged with the database's own code: the operator acts on it. */
+export function logStorageFailure(error: unknown, request: FastifyRequest): void {
+  const storage = storageFailureOf(error);
+  if (storage) request.log.error({ err: error, cause: storage.cause }, `write refused by the database (${storage.cause})`);
+}
+
 /** One error handler for the whole app: every error leaves as an Error body, never a stack or SQL. */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, request);
     if (leftBeforeTheAnswer(error, reply)) request.log.info('the client left before the answer was sent');
+    else if (error instanceof DatabaseUnavailable) request.log.warn({ err: error.cause }, 'database connection failed');
     else if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    else logStorageFailure(error, request);
     return sendError(request, reply, appError);
   });
   app.setNotFoundHandler((request, reply) =>

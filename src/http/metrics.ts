@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
+import { tools } from '../operations/index.js';
 import type { ActivityEntry } from '../services/activity.js';
 import type { Services } from '../services/index.js';
 import { sendError } from './errors.js';
@@ -11,6 +12,10 @@ import { sendError } from './errors.js';
 const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type RequestLabel = 'operation' | 'method' | 'status';
+
+/** Tool names as labels: a name no tool has (any text a client sends) counts under one label, so series stay bounded. */
+const toolNames = new Set(tools.map((tool) => tool.name));
+const unknownTool = '(unknown)';
 
 /** Refusals for a limit: requests per minute (per credential, or per address without one), the daily edit allowance. */
 const limitErrors = new Set(['rate_limited', 'edit_limit_exceeded']);
@@ -130,7 +135,7 @@ export class Metrics {
   private recordCall({ channel, request, outcome }: ActivityEntry): void {
     if (outcome.error !== null && limitErrors.has(outcome.error)) this.refusals.inc({ error: outcome.error, channel });
     if (channel !== 'mcp' || request.tool === null) return;
-    const labels = { tool: request.tool, status: String(outcome.status) };
+    const labels = { tool: toolNames.has(request.tool) ? request.tool : unknownTool, status: String(outcome.status) };
     this.toolCalls.inc(labels);
     this.toolSeconds.observe(labels, Math.max(0, Date.now() - request.startedAt) / 1000);
   }

@@ -59,7 +59,7 @@ export const openApiPlugin = fp(async (app: FastifyInstance, options: { settings
         title: 'Anchorage API',
         version: '1.0.0',
         description:
-          'Read the websites, articles, backlinks and period statistics of your account, and edit article content without ever breaking the protected links the service inserted. Every call is stored in the activity log; every change is a revision.',
+          'Read the websites, articles, backlinks and period statistics of your account, and edit article content without ever breaking the protected links the service inserted. Every call is stored in the activity log; every change is a revision. A query parameter or body field an operation does not take is refused with 422 `validation_failed` naming it, never ignored.',
         contact: { name: 'Anchorage', url: `${options.settings.publicUrl}/app/connect` },
         license: { name: 'Proprietary: offered to the customers of this service', identifier: 'LicenseRef-Proprietary' },
       },

@@ -26,7 +26,8 @@ const errorDescriptions: Record<number, string> = {
   422: 'Request rejected as invalid (see `error`).',
   429: 'Too many requests; a limit was exceeded (`rate_limited`, `edit_limit_exceeded`).',
   500: 'Unexpected server error (`internal_error`).',
-  503: 'The node is overloaded or shutting down; retry after `Retry-After` seconds, possibly on another node (`service_unavailable`).',
+  503: 'The node is overloaded or shutting down, or its database is busy with another process’s write; retry after `Retry-After` seconds, possibly on another node (`service_unavailable`).',
+  507: 'The server’s storage is full; nothing was saved. Retry once space has been freed (`insufficient_storage`).',
 };
 
 const jsonBodyLimit = 5 * 1024 * 1024;
@@ -127,7 +128,8 @@ function checkContentType(request: FastifyRequest, allowMultipart: boolean): voi
 /**
  * Each query parameter once, under its own name. The query-string parser turns a repeated
  * parameter into an array and keeps `status[]` as a key of its own: both are a 422 naming the
- * key, never merged or ignored (unknown keys stay lenient).
+ * key, never merged or ignored (a parameter the operation does not take at all is refused by the
+ * route's strict query schema).
  */
 function checkQueryShape(query: Record<string, unknown>, keys: readonly string[]): void {
   const fields: Record<string, string[]> = {};
@@ -200,8 +202,9 @@ function operationRoute(app: FastifyInstance, operation: Operation, services: Se
   const { queryKeys, bodyKeys } = restShape(operation);
   const pathId = operation.rest.pathId;
   const multipartFields = operation.rest.multipart;
-  // Strict: a field the operation does not take is a 422 naming it, never dropped silently.
+  // Strict: a field or query parameter the operation does not take is a 422 naming it, never dropped silently.
   const jsonBody = z.strictObject(pick(shape, bodyKeys));
+  const query = z.strictObject(pick(shape, queryKeys));
   const isWrite = operation.rest.method !== 'GET';
   app.withTypeProvider<ZodTypeProvider>().route({
     method: operation.rest.method,
@@ -215,7 +218,7 @@ function operationRoute(app: FastifyInstance, operation: Operation, services: Se
       tags: [isWrite ? 'Article writes' : 'Reporting'],
       security: [{ bearerKey: [] }, { headerKey: [] }],
       ...(pathId ? { params: z.object({ id: shape[pathId]! }) } : {}),
-      ...(queryKeys.length > 0 ? { querystring: z.object(pick(shape, queryKeys)) } : {}),
+      querystring: query,
       ...(isWrite ? { headers: writeHeaders } : operation.rest.etag ? { headers: conditionalGetHeaders } : {}),
       ...(operation.rest.etag ? { 'x-etag': true } : {}),
       // A body with two content types is validated in the handler and documented per type.

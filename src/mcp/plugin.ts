@@ -14,6 +14,7 @@ import '../http/context.js';
 import { jsonBodyLimit, rateLimited, refusedUnauthenticated, setLimitHeaders } from '../http/limits.js';
 import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
+import type { Outcome } from '../services/activity.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import { readScope, supportedScopes, writeScope } from '../services/oauth/index.js';
@@ -61,6 +62,34 @@ function calledTool(body: unknown): string | null {
 function rpcMethod(body: unknown): string | null {
   const method = typeof body === 'object' && body !== null ? (body as { method?: unknown }).method : undefined;
   return typeof method === 'string' ? method.slice(0, 100) : null;
+}
+
+/**
+ * JSON-RPC errors as the catalogue's: the SDK answers a request it refuses (an unknown tool or
+ * method, arguments not of the protocol's shape) with HTTP 200 and an `error` member.
+ */
+const rpcErrors: Record<number, Outcome> = {
+  [-32700]: { status: 400, error: 'invalid_json' },
+  [-32600]: { status: 422, error: 'validation_failed' },
+  [-32601]: { status: 404, error: 'not_found' },
+  [-32602]: { status: 422, error: 'validation_failed' },
+  [-32603]: { status: 500, error: 'internal_error' },
+};
+
+/**
+ * How a request that no tool logged ended, for its activity record: an HTTP error as such, and the
+ * JSON-RPC error an HTTP 200 carries as the catalogue's error. A call of a tool that does not
+ * exist is a `not_found`, whatever code the SDK words it with.
+ */
+async function rpcOutcome(response: Response, unknownTool: boolean): Promise<Outcome> {
+  if (response.status >= 400) return { status: response.status, error: 'validation_failed' };
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.startsWith('application/json')) return { status: response.status, error: null };
+  const body: unknown = await response.clone().json().catch(() => undefined);
+  const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  if (typeof code !== 'number') return { status: response.status, error: null };
+  if (unknownTool) return { status: 404, error: 'not_found' };
+  return rpcErrors[code] ?? { status: 422, error: 'validation_failed' };
 }
 
 const bearerToken = (header: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
@@ -221,13 +250,14 @@ export async function mcpEndpoint(
     const response = (await isLegacyRequest(webRequest, parsedBody))
       ? await serveLegacy(call, webRequest, parsedBody, authInfo)
       : await modern.fetch(webRequest, { parsedBody, authInfo });
-    // Calls of our tools are logged by the tool pipeline; every other call (discovery, tools/list, an unknown tool…) here.
-    if (info.operation === null) {
+    // Calls of our tools are logged by the tool pipeline; every other request (discovery,
+    // tools/list, an unknown tool, arguments the SDK refused before any tool ran) here.
+    if (!call.logged) {
       services.activity.record({
         actor,
         channel: 'mcp',
-        request: { ...info, operation: rpcMethod(parsedBody) },
-        outcome: { status: response.status, error: response.status >= 400 ? 'validation_failed' : null },
+        request: { ...info, operation: info.operation ?? rpcMethod(parsedBody) },
+        outcome: await rpcOutcome(response, info.tool !== null && info.operation === null),
       });
     }
     return reply.send(response);

@@ -1,6 +1,8 @@
 import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
+import { storageFailureOf } from '../db/failures.js';
+import { DatabaseUnavailable } from '../db/unavailable.js';
 import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
@@ -29,6 +31,8 @@ export interface McpCall {
   onInternalError(error: unknown): void;
   /** MCP_RESULT_MAX_CHARS: no result is larger (both copies of a success counted). */
   resultMaxChars: number;
+  /** Set once a tool call of this request is in the activity log: the endpoint then logs nothing more. */
+  logged?: boolean;
 }
 
 /** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
@@ -81,15 +85,20 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
     result = { structuredContent: structured, content: textOf(structured) };
     outcome = { status: 200, error: null };
   } catch (error) {
-    if (!(error instanceof AppError)) call.onInternalError(error);
+    if (!(error instanceof AppError) && !(error instanceof DatabaseUnavailable)) call.onInternalError(error);
     const appError =
-      error instanceof AppError ? error : new AppError('internal_error', 'Something went wrong on our side; try again later.');
+      error instanceof AppError
+        ? error
+        : error instanceof DatabaseUnavailable
+          ? error.toAppError()
+          : (storageFailureOf(error)?.error ?? new AppError('internal_error', 'Something went wrong on our side; try again later.'));
     // No structuredContent: clients check it against the success outputSchema, errors included (1.x SDK).
     result = { isError: true, content: textOf(boundedError(appError.toBody(), call.resultMaxChars)) };
     outcome = { status: appError.status, error: appError.code };
   }
   // A write stores its record with the change; everything else is logged here.
   if (!info.recorded) call.services.activity.record({ actor, channel: 'mcp', request: info, outcome });
+  call.logged = true;
   return result;
 }
 

@@ -4,13 +4,14 @@
  * not fit whole comes with an outline of its sections to page by.
  */
 import { z } from 'zod';
-import { type BodyWindow, type OutlineEntry, outlineOf, windowOf } from '../core/body-window.js';
+import type { BodyWindow } from '../core/body-window.js';
 import { validationFailed } from '../core/errors.js';
-import { codePointOffset } from '../core/near-match.js';
+import type { Utf8Text } from '../core/text-parts.js';
 import { type ArticleWithBody, withBody } from '../services/articles.js';
+import { codePointsAtMost } from '../services/html-pool.js';
 import { getArticle, getArticleToolPart } from './read.js';
 import { articleId, articleWithBodySchema } from './schemas.js';
-import { defineTool, type ToolDefinition } from './types.js';
+import { defineTool, type OperationContext, type ToolDefinition } from './types.js';
 
 /** Characters of JSON one copy of a tool result may take when no bound is given (half of 40,000). */
 export const DEFAULT_RESULT_CHARS = 20_000;
@@ -63,13 +64,6 @@ function fitting<T>(items: readonly T[], budget: number): T[] {
   return kept;
 }
 
-/** The outline within `budget`: the deepest levels go first, then the tail of what is left. */
-function boundedOutline(outline: readonly OutlineEntry[], budget: number): OutlineEntry[] {
-  let entries = [...outline];
-  for (let level = 6; level > 2 && jsonLength(entries) > budget; level--) entries = entries.filter((entry) => entry.level < level);
-  return fitting(entries, budget);
-}
-
 const metaOf = (window: BodyWindow): WindowMeta => ({
   body_offset: window.offset,
   body_length: window.length,
@@ -80,26 +74,31 @@ const metaOf = (window: BodyWindow): WindowMeta => ({
 /**
  * The article with the window of its body from `offset` (at most `length` characters) that
  * fits, with everything else, in `budget` characters of JSON. Protected links take at most a
- * third of it and the outline a quarter; the body window gets the rest.
+ * third of it and the outline a quarter; the body window gets the rest. The window and the
+ * outline are cut by the HTML pool (`HtmlPool.bodyWindow`): in a thread for a large body.
  */
-export function windowedArticle(article: ArticleWithBody, offset: number, length: number | undefined, budget: number): WindowedArticle {
-  const whole = codePointOffset(article.body, article.body.length);
-  if (offset > whole) throw validationFailed({ body_offset: [`Past the end of the body, which has ${whole} characters.`] });
+export async function windowedArticle(
+  ctx: OperationContext,
+  article: ArticleWithBody<string | Uint8Array | Utf8Text>,
+  offset: number,
+  length: number | undefined,
+  budget: number,
+): Promise<WindowedArticle> {
   const links = jsonLength(article.protected_links) <= budget / 3 ? article.protected_links : fitting(article.protected_links, budget / 3);
   const linkCount = links.length < article.protected_links.length ? { protected_links_total: article.protected_links.length } : {};
-  const build = (outline: OutlineEntry[] | undefined): WindowedArticle => {
-    // Room for the window: everything else with the largest numbers the meta can hold.
-    const placeholder: BodyWindow = { text: '', offset: whole, length: whole, total_length: whole, next_offset: whole };
-    const frame: WindowedArticle = {
-      data: withBody(article, '', links),
-      meta: Object.assign(metaOf(placeholder), outline ? { outline } : {}, linkCount),
-    };
-    const window = windowOf(article.body, offset, length ?? whole, budget - jsonLength(frame));
-    return { data: withBody(article, window.text, links), meta: Object.assign(metaOf(window), outline ? { outline } : {}, linkCount) };
-  };
-  const first = build(undefined);
-  if (first.meta.body_offset === 0 && first.meta.next_offset === null) return first;
-  return build(boundedOutline(outlineOf(article.body), (budget - jsonLength(links)) / 2));
+  // Room for the window: everything else, with numbers as long as the meta's can be.
+  const longest = codePointsAtMost(article.body);
+  const placeholder: BodyWindow = { text: '', offset: longest, length: longest, total_length: longest, next_offset: longest };
+  const frame: WindowedArticle = { data: withBody(article, '', links), meta: Object.assign(metaOf(placeholder), linkCount) };
+  const answer = await ctx.services.htmlPool.bodyWindow(ctx.actor.accountId, article.body, {
+    offset,
+    length,
+    budget: budget - jsonLength(frame),
+    outlineBudget: (budget - jsonLength(links)) / 2,
+  });
+  if (!answer.ok) throw validationFailed({ body_offset: [`Past the end of the body, which has ${answer.total} characters.`] });
+  const { window, outline } = answer;
+  return { data: withBody(article, window.text, links), meta: Object.assign(metaOf(window), outline ? { outline } : {}, linkCount) };
 }
 
 export const getArticleTool = defineTool({
@@ -113,8 +112,8 @@ export const getArticleTool = defineTool({
   scope: getArticle.scope,
   operation: getArticle.name,
   run: async ({ article_id, body_offset = 0, body_length }, ctx) => {
-    const { article, etag } = await ctx.services.articles.get(ctx.actor, article_id);
-    return { body: windowedArticle(article, body_offset, body_length, ctx.resultChars ?? DEFAULT_RESULT_CHARS), etag };
+    const { article, etag } = await ctx.services.articles.getAsUtf8(ctx.actor, article_id);
+    return { body: await windowedArticle(ctx, article, body_offset, body_length, ctx.resultChars ?? DEFAULT_RESULT_CHARS), etag };
   },
 });
 
@@ -134,7 +133,7 @@ export function withBodyWindow(
     run: async (input, ctx) => {
       const result = await tool.run(input, ctx);
       const { data, meta } = writeResultSchema.parse(result.body);
-      const windowed = windowedArticle(data, 0, undefined, (ctx.resultChars ?? DEFAULT_RESULT_CHARS) - jsonLength(meta));
+      const windowed = await windowedArticle(ctx, data, 0, undefined, (ctx.resultChars ?? DEFAULT_RESULT_CHARS) - jsonLength(meta));
       return { ...result, body: { data: windowed.data, meta: { ...meta, ...windowed.meta } } };
     },
   };

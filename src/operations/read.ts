@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { holdsNul, nulRefused } from '../core/errors.js';
-import { articleStatuses } from '../core/values.js';
+import { articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
 import {
   articleId,
   articleSchema,
@@ -109,15 +109,21 @@ export const listBacklinks = defineOperation({
   name: 'listBacklinks',
   summary: 'List backlinks acquired for a website',
   description:
-    'Lists the backlinks acquired for one website, newest `acquired_at` first. `from`/`to` filter on `acquired_at`, inclusive UTC days. `category` tells industry from local backlinks.',
+    'Lists the backlinks acquired for one website, newest `acquired_at` first. `from`/`to` filter on `acquired_at`, inclusive UTC days; `status` (pending, live, lost) and `category` (industry, local) keep the backlinks with that value. Filters combine.',
   rest: { method: 'GET', path: '/sites/{id}/backlinks', pathId: 'site_id' },
   tool: {
     name: 'list_backlinks',
     title: 'List backlinks of a website',
-    description: `Lists the backlinks acquired for a website (acquired_at, source_domain, source_url, target_url, anchor_text, anchor_type, status pending/live/lost, category industry/local), newest first. Optional from/to (YYYY-MM-DD, inclusive, on acquired_at). ${pagingNote} Backlinks are read-only.`,
+    description: `Lists the backlinks acquired for a website (acquired_at, source_domain, source_url, target_url, anchor_text, anchor_type, status pending/live/lost, category industry/local), newest first. Optional filters, combined: from/to (YYYY-MM-DD, inclusive, on acquired_at), status (pending, live or lost) and category (industry or local). ${pagingNote} Backlinks are read-only.`,
     annotations: readOnly,
   },
-  input: z.object({ site_id: siteId, ...dateRangeParams, ...pageParams }),
+  input: z.object({
+    site_id: siteId,
+    ...dateRangeParams,
+    status: z.enum(backlinkStatuses).optional().describe('Only backlinks with this status.'),
+    category: z.enum(backlinkCategories).optional().describe('Only backlinks of this category.'),
+    ...pageParams,
+  }),
   output: pageOf(backlinkSchema).describe('One page of the backlinks acquired for the website, newest first.'),
   errors: ['not_found', 'validation_failed', 'rate_limited'],
   scope: 'read',

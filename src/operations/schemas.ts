@@ -80,14 +80,28 @@ z.config({ customError: validationMessage });
 const decimalDigits = /^(0|[1-9][0-9]*)$/;
 const integerParam = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (typeof value === 'string' && decimalDigits.test(value) ? Number(value) : value), schema);
-// A missing integer is worded by the shared map ("Required; give a number.").
-const integerMessage = {
-  error: (issue: { input?: unknown }) => (issue.input === undefined ? undefined : 'Must be an integer written in decimal digits, such as 2.'),
-};
+/**
+ * An integer parameter's own words. A value that is no integer is told how to write one; a value
+ * out of range gets `range` where the parameter has one (decisions.md: `per_page` 1 to 100, `page`
+ * at least 1), else the shared map's bound. A missing integer is worded by the shared map
+ * ("Required; give a number.").
+ */
+const integerWords = (range: { below?: string; above?: string } = {}) => ({
+  error: (issue: { input?: unknown; code?: string }) => {
+    if (issue.input === undefined) return undefined;
+    if (issue.code === 'too_small') return range.below;
+    if (issue.code === 'too_big') return range.above;
+    return 'Must be an integer written in decimal digits, such as 2.';
+  },
+});
+
+const perPageRange = 'Must be from 1 to 100.';
 
 export const pageParams = {
-  page: integerParam(z.int(integerMessage).min(1).default(1)).describe('Page number, from 1.').meta({ example: 1 }),
-  per_page: integerParam(z.int(integerMessage).min(1).max(100).default(25))
+  page: integerParam(z.int(integerWords({ below: 'Must be 1 or more: pages are numbered from 1.' })).min(1).default(1))
+    .describe('Page number, from 1.')
+    .meta({ example: 1 }),
+  per_page: integerParam(z.int(integerWords({ below: perPageRange, above: perPageRange })).min(1).max(100).default(25))
     .describe('Items per page, 1 to 100.')
     .meta({ example: 25 }),
 };
@@ -104,8 +118,8 @@ export const dateRangeParams = {
 
 // Ids are 32-bit integer columns: a larger id names nothing (and PostgreSQL would fail on it).
 const maxId = 2_147_483_647;
-export const siteId = integerParam(z.int(integerMessage).min(1).max(maxId)).describe('Website id.').meta({ example: 1 });
-export const articleId = integerParam(z.int(integerMessage).min(1).max(maxId)).describe('Article id.').meta({ example: 42 });
+export const siteId = integerParam(z.int(integerWords()).min(1).max(maxId)).describe('Website id.').meta({ example: 1 });
+export const articleId = integerParam(z.int(integerWords()).min(1).max(maxId)).describe('Article id.').meta({ example: 42 });
 
 const timestamp = z
   .string()

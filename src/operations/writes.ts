@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { blankTitle, isBlankTitle } from '../core/article-rules.js';
 import { holdsNul, nulRefused, validationFailed } from '../core/errors.js';
 import type { WriteResult } from '../services/article-writes.js';
 import { toArticle } from '../services/articles.js';
@@ -16,7 +17,9 @@ const text = (max: number, description: string) =>
     .describe(description)
     .meta({ maxLength: max });
 
-const title = text(255, 'New title, at most 255 characters.');
+const title = text(255, 'New title, at most 255 characters; not empty or only white space.')
+  .refine((value) => !isBlankTitle(value), blankTitle)
+  .meta({ minLength: 1, pattern: '\\S' });
 const reason = text(2000, 'Why the change is made, kept with the revision; at most 2000 characters.');
 const metaDescription = text(500, 'New meta description, at most 500 characters.');
 

@@ -1,8 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { toTimestamp } from '../core/time.js';
 import type { Database, NewActivity } from '../db/schema.js';
 import type { Actor, RequestInfo } from './actor.js';
 import { credentialColumns } from './actor.js';
+import type { ActivitySpill } from './activity-spill.js';
 import { type PageRequest, paginate } from './pagination.js';
 
 export interface Outcome {
@@ -26,6 +28,13 @@ export interface ActivityObserver {
 
 const flushIntervalMs = 1_000;
 const flushBatchSize = 200;
+/** Pauses (ms) before each new try of a batch the database refused; then it goes to the spill file. */
+const defaultRetryDelaysMs = [250, 1_000];
+/**
+ * Records held in memory at most when neither the database nor the spill file takes them (a full
+ * disk holding both): past this the oldest are dropped, and `onError` says how many.
+ */
+const maxHeldRecords = 100_000;
 
 /** The values of `records`, row after row, each in the order of `columns`. */
 const valuesOf = (records: NewActivity[], columns: (keyof NewActivity)[]): unknown[] =>
@@ -44,7 +53,9 @@ export interface ActivityFilters {
 
 /**
  * The activity log. Read calls are buffered and written in batches (within a second, and on
- * close) so logging never slows them; writes are logged inside their own transaction instead.
+ * close) so logging never slows them; writes are logged inside their own transaction instead. A
+ * batch the database refuses is tried again (`retryDelaysMs`), then kept in the spill file
+ * (`ActivitySpill`), whose records are stored once the database takes a batch again.
  */
 export class ActivityLog {
   private buffer: NewActivity[] = [];
@@ -53,10 +64,14 @@ export class ActivityLog {
   private readonly observers: ActivityObserver[] = [];
   /** The insert of a full batch, compiled once (`insert`). */
   private fullBatch: { compiled: CompiledQuery; columns: (keyof NewActivity)[] } | undefined;
+  /** The spill folder may hold records (from this process, or from one before it). */
+  private spilled = true;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onError: (error: unknown) => void,
+    private readonly spill?: ActivitySpill,
+    private readonly retryDelaysMs: readonly number[] = defaultRetryDelaysMs,
   ) {}
 
   row(entry: ActivityEntry): NewActivity {
@@ -126,16 +141,63 @@ export class ActivityLog {
     const batch = this.buffer;
     this.buffer = [];
     this.flushing = this.flushing.then(async () => {
-      if (batch.length === 0) return;
-      const started = performance.now();
-      try {
-        await this.insert(batch);
-        for (const observer of this.observers) observer.flushed(batch.length, (performance.now() - started) / 1000);
-      } catch (error) {
-        this.onError(error);
-      }
+      const stored = batch.length === 0 || (await this.store(batch));
+      if (stored && this.spilled && this.spill) await this.replay(this.spill);
     });
     return this.flushing;
+  }
+
+  /** Inserts `batch`, tried again after each of `retryDelaysMs`; then spills it. Whether the database took it. */
+  private async store(batch: NewActivity[]): Promise<boolean> {
+    const started = performance.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for (let i = 0; i < batch.length; i += flushBatchSize) await this.insert(batch.slice(i, i + flushBatchSize));
+        for (const observer of this.observers) observer.flushed(batch.length, (performance.now() - started) / 1000);
+        return true;
+      } catch (error) {
+        const delay = this.retryDelaysMs[attempt];
+        if (delay === undefined) {
+          await this.keep(batch, error);
+          return false;
+        }
+        await sleep(delay);
+      }
+    }
+  }
+
+  /** `batch`, refused by the database for good, into the spill file; held in memory if that fails too. */
+  private async keep(batch: NewActivity[], cause: unknown): Promise<void> {
+    if (!this.spill) {
+      this.onError(cause);
+      return;
+    }
+    try {
+      const file = await this.spill.keep(batch);
+      this.spilled = true;
+      this.onError(new Error(`The database refused ${batch.length} activity records; they are kept in ${file} until it takes them again.`, { cause }));
+    } catch (spillError) {
+      this.buffer.unshift(...batch);
+      const dropped = this.buffer.length - maxHeldRecords;
+      if (dropped > 0) this.buffer.splice(0, dropped);
+      this.timer ??= setTimeout(() => void this.flush(), flushIntervalMs);
+      this.onError(
+        new Error(
+          `The database refused ${batch.length} activity records and the spill file could not take them (${String((spillError as Error).message)}); held in memory${dropped > 0 ? `, ${dropped} oldest dropped` : ''}.`,
+          { cause },
+        ),
+      );
+    }
+  }
+
+  /** Stores the records of the spill folder, now that the database takes writes. */
+  private async replay(spill: ActivitySpill): Promise<void> {
+    try {
+      await spill.replay(flushBatchSize, (records) => this.insert(records));
+      this.spilled = false;
+    } catch (error) {
+      this.onError(new Error(`Activity records in ${spill.dir} could not be stored yet; they are tried again after the next batch.`, { cause: error }));
+    }
   }
 
   /**

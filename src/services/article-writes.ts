@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { CurrentState } from '../core/article-body.js';
+import { checkTitle } from '../core/article-rules.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
 import { jsonSha256 } from '../core/secrets.js';
@@ -172,7 +173,8 @@ export class ArticleWritesService {
   ) {}
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
-  replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
+  async replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
+    checkTitle(input.title);
     return this.write(
       actor,
       articleId,
@@ -186,7 +188,8 @@ export class ArticleWritesService {
   }
 
   /** PATCH: title, meta description and exact replacements in the body as GET returns it. */
-  edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
+  async edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
+    checkTitle(input.title);
     return this.write(actor, articleId, 'editArticle', input, options, input.reason, async (row) =>
       withTexts(row, input, await this.bodyFor(actor, row, { replacements: input.replacements ?? [] })),
     );
@@ -206,11 +209,16 @@ export class ArticleWritesService {
     }));
   }
 
-  /** Restores an earlier revision from the UI, as a new revision of origin editor. */
-  restore(actor: Actor, articleId: number, revisionId: number): Promise<WriteResult> {
-    return this.write(actor, articleId, 'restoreRevision', revisionId, {}, `Restored revision ${revisionId}`, async (row) => {
-      const revision = await this.revisions.get(row.id, revisionId);
-      if (!revision) throw new AppError('not_found', 'No such revision of this article.');
+  /**
+   * Restores an earlier revision from the UI, as a new revision of origin editor. The revision is
+   * named by its number within the article (1 for the first), as the UI shows it and the reason records it.
+   */
+  restore(actor: Actor, articleId: number, revisionNumber: number): Promise<WriteResult> {
+    return this.write(actor, articleId, 'restoreRevision', revisionNumber, {}, `Restored revision ${revisionNumber}`, async (row) => {
+      const revision = await this.revisions.byNumber(row.id, revisionNumber);
+      if (!revision) throw new AppError('not_found', 'This article has no revision with this number.');
+      // A revision saved before the title rule held may carry a blank title: restoring it is refused as any such write.
+      checkTitle(revision.title);
       return {
         title: revision.title,
         meta_description: revision.meta_description,

@@ -1,12 +1,12 @@
-import type { Kysely } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 import { notFound } from '../core/errors.js';
 import { KeptRows } from '../core/kept-rows.js';
 import { protectedLinksOf } from '../core/html.js';
 import type { ProtectedLink } from '../core/errors.js';
-import type { TextPieces } from '../core/text-parts.js';
+import type { TextPieces, Utf8Text } from '../core/text-parts.js';
 import type { ArticleStatus } from '../core/values.js';
-import { bodyPieces, bodyText, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
-import { bodyReadOnLoop } from '../db/off-loop.js';
+import { bodyInParts, bodyPieces, bodyText, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
+import { bodyBytes, bodyReadOnLoop } from '../db/off-loop.js';
 import { precompiled } from '../db/precompiled.js';
 import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
@@ -139,6 +139,9 @@ export class ArticlesService {
    */
   private readonly byId: RowReader[];
   private readonly byIdInAccount: RowReader[];
+  /** `byId` and `byIdInAccount`, a large body read on SQLite as its UTF-8 bytes (`bodyBytes`). */
+  private readonly byIdAsUtf8: RowReader[];
+  private readonly byIdInAccountAsUtf8: RowReader[];
   private readonly answers: KeptRows<number, KeptAnswer>;
   private readonly topPages;
 
@@ -158,10 +161,13 @@ export class ArticlesService {
     const byId = offLoop
       ? db.selectFrom('articles').selectAll().where('id', '=', 0)
       : db.selectFrom('articles').select([...columnsButBody, bodyUnlessLarge.as('body')]).where('id', '=', 0);
-    const readers = (query: typeof byId) =>
-      [precompiled(db, offLoop ? query.where(bodyReadOnLoop) : query), ...(offLoop ? [precompiled(offLoop, query)] : [])] as RowReader[];
+    const readers = (query: typeof byId, offLoopQuery: Compilable<unknown> = query) =>
+      [precompiled(db, offLoop ? query.where(bodyReadOnLoop) : query), ...(offLoop ? [precompiled(offLoop, offLoopQuery)] : [])] as RowReader[];
     this.byId = readers(byId);
     this.byIdInAccount = readers(byId.where('account_id', '=', 0));
+    const asBytes = db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', 0);
+    this.byIdAsUtf8 = readers(byId, asBytes);
+    this.byIdInAccountAsUtf8 = readers(byId.where('account_id', '=', 0), asBytes.where('account_id', '=', 0));
     this.answers = new KeptRows(changedElsewhere, keptAnswersMax, keptAnswersRoom);
   }
 
@@ -186,6 +192,24 @@ export class ArticlesService {
   async get(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody; etag: string }> {
     const row = await this.visible(actor, articleId);
     return { article: toArticleWithBody(row), etag: articleETag(row) };
+  }
+
+  /**
+   * `get` for a pool thread (an assistant's window of the body: `HtmlPool.bodyWindow`): a large
+   * body as its UTF-8 bytes (SQLite, read by the off-loop connection) or in UTF-8 parts
+   * (PostgreSQL), never made one string on the event loop, where decoding it and encoding it
+   * again for the thread cost more than the window. A row written without its protected links
+   * (before they were stored) is read as `get` reads it.
+   */
+  async getAsUtf8(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody<string | Uint8Array | Utf8Text>; etag: string }> {
+    const staff = readsEveryAccount(actor);
+    const row = await withLargeBody(
+      () => this.readable(staff ? this.byIdAsUtf8 : this.byIdInAccountAsUtf8, staff ? [articleId] : [articleId, actor.accountId]),
+      (read) => bodyInParts(this.db, articleId, read.version),
+    );
+    if (!row) throw notFound('article');
+    if (row.protected_links === null) return this.get(actor, articleId);
+    return { article: withBody(row, row.body as string | Uint8Array | Utf8Text, JSON.parse(row.protected_links) as ProtectedLink[]), etag: articleETag(row) };
   }
 
   /** The stored article but its body, if the actor may read it (pages that show only its title). */

@@ -14,6 +14,9 @@ const counted = {
 
 export type Counted = keyof typeof counted;
 
+/** Every counter table: each row counts rows of one site. */
+export const counterTables = Object.values(counted).flatMap((tables) => [tables.day, tables.month]);
+
 /** The rows of one list as counters see them: per span in list order, and one month's days. */
 export interface ListCounts {
   /** The list's rows: one sum, cheaper than `spans` when a page needs no seek. */

@@ -11,21 +11,22 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import { type BodyChange, changeSize, type CurrentState, type NextBody, nextBody } from '../core/article-body.js';
+import { bodyWindow, type WindowAnswer, type WindowRequest } from '../core/body-window.js';
 import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { Lock } from '../core/lock.js';
 import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
 import { helperThreadNice, threadExecArgv, threadModule } from '../core/threads.js';
-import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData } from './html-worker.js';
+import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData, WindowTask } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 export interface HtmlPoolSettings {
   /** Worker threads (at least two are started: see `largeTaskChars`). */
   threads: number;
-  /** Characters (current body + change) that may wait for a thread; more are refused (429). */
+  /** Characters (current body + the change's text) that may wait for a thread; more are refused (429). */
   maxQueuedChars: number;
-  /** Changes smaller than this (characters of current body + change) run inline. */
+  /** Changes smaller than this (characters of current body + the longest body they produce: `changeSize`) run inline. */
   inlineBelow: number;
   /** Pooled tasks one account may have waiting or running; more are refused (429). */
   perAccount: number;
@@ -50,11 +51,11 @@ const workerFile = threadModule(import.meta.url, 'html-worker');
 export const threadResourceLimits = (heapMb: number) => ({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: heapMb });
 
 /**
- * Tasks this large (characters of current body + change; bytes of a request body) run one at a
- * time, and cross to the thread as UTF-8. Parsing a body of megabytes takes a worker long and
- * grows its heap, so large bodies never hold every thread (the pool has at least two: edits of
- * ordinary articles keep one) and never add up in memory. Taking turns on the pool's threads
- * spares a thread of their own, which would be one V8 heap more.
+ * Tasks this large (an edit's `changeSize`, which counts the body it produces; bytes of a request
+ * body) run one at a time; texts this large cross to the thread as UTF-8. Parsing a body of
+ * megabytes takes a worker long and grows its heap, so large bodies never hold every thread (the
+ * pool has at least two: edits of ordinary articles keep one) and never add up in memory. Taking
+ * turns on the pool's threads spares a thread of their own, which would be one V8 heap more.
  */
 const largeTaskChars = 1_000_000;
 
@@ -67,6 +68,7 @@ interface WorkerTasks {
   diffRevisions: [DiffTask, LineDiff | null];
   parseBody: [BodyTask, BodyOutcome];
   renderPdf: [PdfTask, Uint8Array];
+  windowBody: [WindowTask, WindowAnswer];
 }
 
 /** Runs the worker's export `name` on a thread of `pool`, handing it the buffers of `transferList`. */
@@ -85,9 +87,9 @@ interface PreparedTask {
  */
 export type PoolChange = BodyChange | { body: string | SharedText };
 
-/** The size of `change` (characters), as `changeSize` counts it. */
-const poolChangeSize = (current: string, change: PoolChange): number =>
-  'body' in change ? current.length + change.body.length : changeSize(current, change);
+/** Characters of the text `change` sends: a new body, or each replacement's `find` and `replace`. */
+const sentChars = (change: PoolChange): number =>
+  'body' in change ? change.body.length : change.replacements.reduce((sum, { find, replace = '' }) => sum + find.length + replace.length, 0);
 
 /**
  * A task with its large strings as UTF-8: a string encoded in parts (see `utf8InParts`) and
@@ -107,6 +109,9 @@ const isStringChange = (change: PoolChange): change is BodyChange => !('body' in
 /** Bytes of a body read as UTF-8, whole or in parts. */
 const byteLength = (bytes: Uint8Array | Utf8Text): number =>
   bytes instanceof Uint8Array ? bytes.byteLength : bytes.utf8.reduce((sum, part) => sum + part.byteLength, 0);
+
+/** A body's length (UTF-16 units), or its UTF-8 bytes: never fewer than its code points. */
+export const codePointsAtMost = (body: string | Uint8Array | Utf8Text): number => (typeof body === 'string' ? body.length : byteLength(body));
 
 /** `bytes` in a buffer of their own, to transfer: the bytes themselves when they already are. */
 const ownBuffer = (bytes: Uint8Array): Uint8Array =>
@@ -162,7 +167,10 @@ export class HtmlPool {
    * caller holds it.
    */
   async nextBody(accountId: number, current: string | Uint8Array | Utf8Text, change: PoolChange, state: CurrentState = { clean: false }, turn?: LargeTurn): Promise<PooledOutcome> {
-    const size = typeof current === 'string' ? poolChangeSize(current, change) : byteLength(current) + poolChangeSize('', change);
+    const currentChars = codePointsAtMost(current);
+    // Where it runs is decided by what the change produces; the queue counts the text that waits.
+    const size = changeSize(typeof current === 'string' ? current : currentChars, change, this.settings.inlineBelow);
+    const sent = currentChars + sentChars(change);
     if (typeof current === 'string' && isStringChange(change) && size < this.settings.inlineBelow) {
       const outcome = nextBody(current, change, state);
       return outcome.ok ? { ...outcome, unchanged: outcome.next.body === current } : outcome;
@@ -170,13 +178,13 @@ export class HtmlPool {
     // Handing the text to a worker copies it: not in the same turn as reading it. The bounds are
     // checked after this turn, in the same one that counts the task.
     await nextTurn();
-    this.refuseOverQueue(size, 'The server is busy with large edits; retry in a moment. Nothing was saved.');
+    this.refuseOverQueue(sent, 'The server is busy with large edits; retry in a moment. Nothing was saved.');
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} large edits in progress; retry when one has finished. Nothing was saved.`);
     try {
       const outcome = await this.run(
-        size,
+        { sent, size },
         () =>
-          typeof current === 'string' && isStringChange(change) && size < largeTaskChars
+          typeof current === 'string' && isStringChange(change) && sent < largeTaskChars
             ? { task: { current, change, state } }
             : encodedTask(current, change, state),
         turn,
@@ -216,6 +224,31 @@ export class HtmlPool {
       // A comparison past the heap bound is as good as one past the time limit: not shown.
       if (outOfMemory(error)) return undefined;
       throw error;
+    } finally {
+      this.queuedChars -= size;
+      release();
+    }
+  }
+
+  /**
+   * A window of `body` for an assistant, with its outline (core `bodyWindow`): inline for a small
+   * body, in a pool thread otherwise, counted like an edit. The outline and the code point offsets
+   * read the whole body, which on the event loop held it far past a turn. A large body may come
+   * as its UTF-8 bytes or in UTF-8 parts, as the database read it: it goes to the thread as it is
+   * (transferred), never decoded here. Not in the large turn: a reader does not wait behind large
+   * edits for work on one body.
+   */
+  async bodyWindow(accountId: number, body: string | Uint8Array | Utf8Text, request: WindowRequest): Promise<WindowAnswer> {
+    if (typeof body === 'string' && body.length < this.settings.inlineBelow) return bodyWindow(body, request);
+    await nextTurn();
+    const size = codePointsAtMost(body);
+    this.refuseOverQueue(size, 'The server is busy with large articles; retry in a moment.');
+    const release = this.admit(accountId, `This account already has ${this.settings.perAccount} reads of large articles or large edits in progress; retry when one has finished.`);
+    this.queuedChars += size;
+    try {
+      if (typeof body === 'string' && size < largeTaskChars) return await runTask(this.started(), 'windowBody', { body, request });
+      const encoded = typeof body === 'string' ? await utf8InParts(body) : body instanceof Uint8Array ? { utf8: [ownBuffer(body)] } : body;
+      return await runTask(this.started(), 'windowBody', { body: encoded, request }, { transferList: buffersOf(encoded) });
     } finally {
       this.queuedChars -= size;
       release();
@@ -312,19 +345,19 @@ export class HtmlPool {
   }
 
   /**
-   * Runs the task `prepare` gives (counted in the queue from now; a large one waits for its turn
-   * first, unless its caller holds `turn`), stopping its worker `timeoutMs` after the task started
-   * (not queued).
+   * Runs the task `prepare` gives (its `sent` characters counted in the queue from now; one whose
+   * work is large, `size`, waits for its turn first, unless its caller holds `turn`), stopping its
+   * worker `timeoutMs` after the task started (not queued).
    */
-  private async run(size: number, prepare: () => PreparedTask | Promise<PreparedTask>, turn?: LargeTurn): Promise<HtmlOutcome> {
+  private async run({ sent, size }: { sent: number; size: number }, prepare: () => PreparedTask | Promise<PreparedTask>, turn?: LargeTurn): Promise<HtmlOutcome> {
     const started = new SharedArrayBuffer(4);
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     let queued = true;
-    this.queuedChars += size;
+    this.queuedChars += sent;
     const leaveQueue = () => {
-      if (queued) this.queuedChars -= size;
+      if (queued) this.queuedChars -= sent;
       queued = false;
     };
     const wait = Atomics.waitAsync(new Int32Array(started), 0, 0);

@@ -1,12 +1,14 @@
 /**
  * The worker-thread entries of the HTML pool (`html-pool.ts`): the default computes one next
  * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
- * in the queue; `parseBody` parses a large request body (JSON or a form); `renderPdf` draws a monthly report.
+ * in the queue; `parseBody` parses a large request body (JSON or a form); `windowBody` cuts a
+ * window of a large body for an assistant; `renderPdf` draws a monthly report.
  */
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import secureJson from 'secure-json-parse';
 import { type BodyChange, type CurrentState, type NextBody, nextBody } from '../core/article-body.js';
+import { bodyWindow, type WindowAnswer, type WindowRequest } from '../core/body-window.js';
 import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
@@ -144,6 +146,20 @@ export interface DiffTask {
 export function diffRevisions({ before, after, timeoutMs }: DiffTask): LineDiff | null {
   try {
     return lineDiff(text(before), text(after), { timeoutMs }) ?? null;
+  } finally {
+    collectAfterTask();
+  }
+}
+
+export interface WindowTask {
+  body: string | Utf8Text;
+  request: WindowRequest;
+}
+
+/** A window of a large body, with its outline (`bodyWindow`). */
+export function windowBody({ body, request }: WindowTask): WindowAnswer {
+  try {
+    return bodyWindow(text(body), request);
   } finally {
     collectAfterTask();
   }

@@ -1,12 +1,15 @@
-import type { Kysely, Transaction } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
+import { blankTitle, isBlankTitle } from '../core/article-rules.js';
 import { holdsNul, nulRefused } from '../core/errors.js';
 import { SANITIZER_VERSION, sanitizeTrusted, wordCount } from '../core/html.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
+import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 import { protectedLinksColumn } from './articles.js';
-import { DayCountChanges } from './counters.js';
+import { counterTables, DayCountChanges } from './counters.js';
 import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, singleLine } from '../core/values.js';
 import { type ImportEvent, type ImportList, importEvents, NotJsonError } from './import-reader.js';
 
@@ -25,7 +28,12 @@ const httpUrl = text.refine((value) => {
 const httpAddress = text.refine((value) => /^https?:\/\//i.test(value), 'Must start with http:// or https://.');
 
 const importArticle = z.strictObject({
-  title: text.refine((v) => [...v].length <= 255, 'At most 255 characters.').nullable().optional(),
+  // Absent or null: an article without a title, as the content pipeline may send one.
+  title: text
+    .refine((v) => [...v].length <= 255, 'At most 255 characters.')
+    .refine((v) => !isBlankTitle(v), blankTitle)
+    .nullable()
+    .optional(),
   url: httpUrl.nullable().optional(),
   status: z.enum(articleStatuses),
   published_at: timestamp.nullable().optional(),
@@ -81,8 +89,11 @@ const jsonPath = (segments: readonly PropertyKey[]): string =>
 
 /** Rows a batch writes: under either database's limit on bound parameters. */
 const batchSize = 400;
-/** Article text a batch holds at most (bodies may be 5 MB each). */
-const batchChars = 8_000_000;
+/**
+ * Article text a batch holds at most (bodies may be 5 MB each): on SQLite, storing a batch (its
+ * articles and their revisions) holds the write lock that the service's writes wait for.
+ */
+const batchChars = 2_000_000;
 
 type Article = z.output<typeof importArticle>;
 type Backlink = z.output<typeof importBacklink>;
@@ -177,22 +188,108 @@ class SiteImport {
   backlinks: Backlink[] = [];
   readonly articleIds = new IdList();
   readonly backlinkIds = new IdList();
-  /** The day counters change in the import's transaction: totals and stats never see half an import. */
-  readonly counts = new DayCountChanges();
 
   constructor(readonly index: number) {}
 }
 
-/** Writes the events of one import file in batches, inside the import's transaction. */
+/** Runs a step of an import's writes in a transaction (`WholeImport`, `CommittedInBatches`). */
+interface ImportSteps {
+  run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+}
+
+/** PostgreSQL: every step in the import's one transaction (its row locks hold up no other writer). */
+class WholeImport implements ImportSteps {
+  constructor(private readonly trx: Transaction<Database>) {}
+
+  run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return step(this.trx);
+  }
+}
+
+/**
+ * How long (ms) an import's transaction holds SQLite's write lock before it commits its steps so
+ * far, and how long it then leaves the lock free: longer than the service's pauses between its
+ * tries for the lock (`lockRetryMaxMs` in db/sqlite-driver.ts), so a waiting write takes it then.
+ */
+const batchHoldMs = 100;
+const batchPauseMs = 25;
+
+/**
+ * SQLite: one writer at a time for the whole file, so an import's steps go into a transaction
+ * that commits once it has held the write lock `batchHoldMs`; the next begins `batchPauseMs`
+ * later. The service's writes wait about one batch, never the whole import. What is committed is
+ * undone (`undo`) when a later step fails: the import still writes all or nothing, though the
+ * rows appear batch by batch while it runs.
+ */
+class CommittedInBatches implements ImportSteps {
+  private open: { trx: ControlledTransaction<Database>; since: number } | undefined;
+  /** Commits the open transaction when no step comes meanwhile (the file arrives slowly). */
+  private idle: NodeJS.Timeout | undefined;
+  /** That commit, once started: the next step (or `commit`) waits for it, and gets its failure. */
+  private committing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    clearTimeout(this.idle);
+    await this.committing;
+    this.open ??= { trx: await this.db.startTransaction().execute(), since: performance.now() };
+    const result = await step(this.open.trx);
+    const held = performance.now() - this.open.since;
+    if (held >= batchHoldMs) {
+      await this.commit();
+      await sleep(batchPauseMs);
+    } else {
+      this.idle = setTimeout(() => {
+        this.committing = this.commit();
+        // Handled where it is awaited (the next step, `commit` or `undo`): not a process failure.
+        this.committing.catch(() => undefined);
+      }, batchHoldMs - held);
+    }
+    return result;
+  }
+
+  async commit(): Promise<void> {
+    clearTimeout(this.idle);
+    await this.committing;
+    const open = this.open;
+    this.open = undefined;
+    await open?.trx.commit().execute();
+  }
+
+  /** Rolls back the open transaction and deletes what earlier ones stored for `siteIds` (sites the import created). */
+  async undo(siteIds: readonly number[]): Promise<void> {
+    clearTimeout(this.idle);
+    await this.committing.catch(() => undefined);
+    const open = this.open;
+    this.open = undefined;
+    await open?.trx.rollback().execute();
+    for (let i = 0; i < siteIds.length; i += batchSize) {
+      const ids = siteIds.slice(i, i + batchSize);
+      await this.db.transaction().execute(async (trx) => {
+        const articles = trx.selectFrom('articles').select('id').where('site_id', 'in', ids);
+        await trx.deleteFrom('revisions').where('article_id', 'in', articles).execute();
+        await trx.deleteFrom('articles').where('site_id', 'in', ids).execute();
+        await trx.deleteFrom('backlinks').where('site_id', 'in', ids).execute();
+        for (const table of counterTables) await trx.deleteFrom(table).where('site_id', 'in', ids).execute();
+        await trx.deleteFrom('sites').where('id', 'in', ids).execute();
+      });
+    }
+  }
+}
+
+/** Writes the events of one import file in batches, each a step of `steps`. */
 class ImportWriter {
   readonly sites: ImportedSite[] = [];
+  /** Every site row written, in the order written (`CommittedInBatches.undo`). */
+  readonly created: number[] = [];
   private readonly root: Record<string, unknown> = {};
   private readonly owners = new Map<string, number>();
   private site: SiteImport | undefined;
   private readonly written: ImportProgress = { sites: 0, articles: 0, backlinks: 0 };
 
   constructor(
-    private readonly trx: Transaction<Database>,
+    private readonly steps: ImportSteps,
     private readonly clock: Clock,
     private readonly onProgress: ((progress: ImportProgress) => void) | undefined,
   ) {}
@@ -243,7 +340,7 @@ class ImportWriter {
     const email = owner.toLowerCase();
     let accountId = this.owners.get(email);
     if (accountId === undefined) {
-      const user = await this.trx.selectFrom('users').select('account_id').where('email', '=', email).executeTakeFirst();
+      const user = await this.steps.run((trx) => trx.selectFrom('users').select('account_id').where('email', '=', email).executeTakeFirst());
       if (!user) throw new ImportError(`$.sites[${site.index}].owner`, `no user with e-mail ${owner}`);
       accountId = user.account_id;
       this.owners.set(email, accountId);
@@ -272,8 +369,9 @@ class ImportWriter {
     check(importSite, site.given, ['sites', site.index]);
     await this.flush(site);
     const id = site.id!;
-    if (site.changedAfterInsert) await this.trx.updateTable('sites').set(this.siteColumns(site.fields)).where('id', '=', id).execute();
-    await site.counts.saveIn(this.trx);
+    if (site.changedAfterInsert) {
+      await this.steps.run((trx) => trx.updateTable('sites').set(this.siteColumns(site.fields)).where('id', '=', id).execute());
+    }
     this.sites.push({ id, articleIds: site.articleIds, backlinkIds: site.backlinkIds });
     this.written.sites += 1;
     this.site = undefined;
@@ -295,13 +393,11 @@ class ImportWriter {
   /** Writes the site row (once) and the rows waiting, `batchSize` at a time. */
   private async flush(site: SiteImport): Promise<void> {
     const accountId = site.accountId!;
-    site.id ??= (
-      await this.trx
-        .insertInto('sites')
-        .values({ account_id: accountId, ...this.siteColumns(site.fields), created_at: toTimestamp(this.clock.now()) })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
+    if (site.id === undefined) {
+      const row = { account_id: accountId, ...this.siteColumns(site.fields), created_at: toTimestamp(this.clock.now()) };
+      site.id = (await this.steps.run((trx) => trx.insertInto('sites').values(row).returning('id').executeTakeFirstOrThrow())).id;
+      this.created.push(site.id);
+    }
     const [articles, backlinks] = [site.articles, site.backlinks];
     site.articles = [];
     site.articleChars = 0;
@@ -334,32 +430,37 @@ class ImportWriter {
         updated_at: now,
       };
     });
-    const articleIds = (await this.trx.insertInto('articles').values(rows).returning('id').execute()).map((r) => r.id);
-    // Every article starts with a revision from the content pipeline.
-    const revisionIds = (
-      await this.trx
-        .insertInto('revisions')
-        .values(
-          rows.map((a, i) => ({
-            article_id: articleIds[i]!,
-            account_id: a.account_id,
-            title: a.title,
-            body: a.body,
-            meta_description: a.meta_description,
-            featured_image_url: a.featured_image_url,
-            origin: 'rewrite' as const,
-            reason: 'Imported from the content pipeline',
-            created_at: now,
-          })),
-        )
-        .returning('id')
-        .execute()
-    ).map((r) => r.id);
-    for (const [i, articleId] of articleIds.entries()) {
-      await this.trx.updateTable('articles').set({ current_revision_id: revisionIds[i]! }).where('id', '=', articleId).execute();
-      site.articleIds.add(articleId);
-    }
-    for (const [i, article] of rows.entries()) site.counts.addArticle(articleIds[i]!, article);
+    const ids = await this.steps.run(async (trx) => {
+      const articleIds = (await trx.insertInto('articles').values(rows).returning('id').execute()).map((r) => r.id);
+      // Every article starts with a revision from the content pipeline.
+      const revisionIds = (
+        await trx
+          .insertInto('revisions')
+          .values(
+            rows.map((a, i) => ({
+              article_id: articleIds[i]!,
+              account_id: a.account_id,
+              title: a.title,
+              body: a.body,
+              meta_description: a.meta_description,
+              featured_image_url: a.featured_image_url,
+              origin: 'rewrite' as const,
+              reason: 'Imported from the content pipeline',
+              created_at: now,
+            })),
+          )
+          .returning('id')
+          .execute()
+      ).map((r) => r.id);
+      for (const [i, articleId] of articleIds.entries()) {
+        await trx.updateTable('articles').set({ current_revision_id: revisionIds[i]! }).where('id', '=', articleId).execute();
+      }
+      const counts = new DayCountChanges();
+      for (const [i, article] of rows.entries()) counts.addArticle(articleIds[i]!, article);
+      await counts.saveIn(trx);
+      return articleIds;
+    });
+    for (const id of ids) site.articleIds.add(id);
     this.written.articles += rows.length;
   }
 
@@ -376,12 +477,25 @@ class ImportWriter {
       status: b.status ?? null,
       category: b.category,
     }));
-    const ids = await this.trx.insertInto('backlinks').values(rows).returning('id').execute();
-    for (const [i, { id }] of ids.entries()) {
-      site.backlinkIds.add(id);
-      site.counts.addBacklink(id, rows[i]!);
-    }
+    const ids = await this.steps.run(async (trx) => {
+      const inserted = await trx.insertInto('backlinks').values(rows).returning('id').execute();
+      const counts = new DayCountChanges();
+      for (const [i, { id }] of inserted.entries()) counts.addBacklink(id, rows[i]!);
+      await counts.saveIn(trx);
+      return inserted;
+    });
+    for (const { id } of ids) site.backlinkIds.add(id);
     this.written.backlinks += rows.length;
+  }
+}
+
+/** Feeds every event of `source` to `writer`, each write awaited before the next event. */
+async function writeAll(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, writer: ImportWriter): Promise<void> {
+  for await (const events of importEvents(source)) {
+    for (const event of events) {
+      const writing = writer.take(event);
+      if (writing) await writing;
+    }
   }
 }
 
@@ -390,6 +504,7 @@ export class ImportService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly dialect: DialectName,
   ) {}
 
   /** Imports an import file already in memory (tests, the demo data set). */
@@ -399,22 +514,35 @@ export class ImportService {
   }
 
   /**
-   * Imports an import file read from `source` as it arrives, in one transaction: rows are
-   * written in batches as the file is read, and the first problem (in file order) undoes them
-   * all. Memory holds one batch, not the file.
+   * Imports an import file read from `source` as it arrives: rows are written in batches as the
+   * file is read, and the first problem (in file order) undoes them all. PostgreSQL writes them in
+   * one transaction; SQLite commits them in batches (`CommittedInBatches`), so the service's writes
+   * never wait for the whole import. Memory holds one batch, not the file.
    */
   async importFrom(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const writer = new ImportWriter(trx, this.clock, onProgress);
-        for await (const events of importEvents(source)) {
-          for (const event of events) {
-            const writing = writer.take(event);
-            if (writing) await writing;
-          }
-        }
-        return writer.sites;
-      });
+      if (this.dialect === 'postgres') {
+        return await this.db.transaction().execute(async (trx) => {
+          const writer = new ImportWriter(new WholeImport(trx), this.clock, onProgress);
+          await writeAll(source, writer);
+          return writer.sites;
+        });
+      }
+      const batches = new CommittedInBatches(this.db);
+      const writer = new ImportWriter(batches, this.clock, onProgress);
+      try {
+        await writeAll(source, writer);
+        await batches.commit();
+      } catch (error) {
+        await batches.undo(writer.created).catch((undoError: unknown) => {
+          throw new Error(
+            `${String((error as Error).message)}; removing what the import had stored failed too (${String((undoError as Error).message)}): sites ${writer.created.join(', ')} remain, delete them or import the file again`,
+            { cause: error },
+          );
+        });
+        throw error;
+      }
+      return writer.sites;
     } catch (error) {
       if (error instanceof NotJsonError) throw new ImportError('$', `not valid JSON (${error.message})`);
       throw error;

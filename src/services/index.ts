@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../core/time.js';
 import type { Db } from '../db/connect.js';
 import { ActivityLog } from './activity.js';
+import { ActivitySpill } from './activity-spill.js';
 import { ArticleWritesService } from './article-writes.js';
 import { ArticlesService } from './articles.js';
 import { BacklinksService } from './backlinks.js';
@@ -30,6 +31,8 @@ import { UsersService } from './users.js';
 export interface ServiceDeps {
   db: Db;
   media: { store: 'fs' | 'db'; dir: string };
+  /** Where activity records the database refused wait for it (`ActivitySpill`). */
+  activitySpillDir: string;
   publicUrl: string;
   maxImageBytes: number;
   clock: Clock;
@@ -48,8 +51,8 @@ export function createServices(deps: ServiceDeps) {
   const counters = new CountersService(kysely, db.dialect);
   const users = new UsersService(kysely, clock);
   const keys = new KeysService(kysely, db.dialect, clock, db.watchChanges('keys'), deps.abuse.maxActiveKeys);
-  const importer = new ImportService(kysely, clock);
-  const activity = new ActivityLog(kysely, deps.onBackgroundError);
+  const importer = new ImportService(kysely, clock, db.dialect);
+  const activity = new ActivityLog(kysely, deps.onBackgroundError, new ActivitySpill(deps.activitySpillDir));
   const revisions = new RevisionsService(kysely, clock, db.dialect, db.offLoop);
   const editAllowance = new EditAllowance(kysely);
   const media: MediaStore =

@@ -25,24 +25,59 @@ export interface WindowOptions {
 }
 
 /**
- * A fixed-window limit per key. In memory for one node; in Redis, with an in-memory insurance
- * limiter for when Redis is unreachable, across nodes.
+ * A fixed-window limit per key. In memory for one node; in Redis across nodes.
+ *
+ * Redis can fail for a moment (a restart, a failover, a killed connection). The node then counts
+ * the key itself, from the count Redis last answered it (`seen`), and adds what it allowed
+ * meanwhile (`unshared`) to Redis's count at its next answer from Redis. So one node never allows
+ * more than the limit; with several, a key gets more only while a node is cut off from Redis: at
+ * most what that node's last answer from Redis left of the window (docs/operations.md).
  */
 export class WindowLimiter {
-  private readonly limiter: RateLimiterAbstract;
+  private readonly shared: RateLimiterRedis | undefined;
+  /** Alone: the limit. With Redis: each key's count as Redis last answered it, plus what this node allowed since without it. */
+  private readonly seen: RateLimiterMemory;
+  /** With Redis: requests this node allowed per key while Redis failed, not yet counted there. */
+  private readonly unshared: RateLimiterMemory;
 
   constructor(
     private readonly options: WindowOptions,
     redis?: Redis,
   ) {
-    this.limiter = redis
-      ? new RateLimiterRedis({ ...options, storeClient: redis, insuranceLimiter: new RateLimiterMemory(options) })
-      : new RateLimiterMemory(options);
+    this.shared = redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : undefined;
+    this.seen = new RateLimiterMemory(options);
+    this.unshared = new RateLimiterMemory(options);
   }
 
   async consume(key: string): Promise<LimitState> {
+    if (!this.shared) return this.consumeHere(key);
+    // Taken before the call, so that two requests at once do not both add them.
+    const unshared = (await this.unshared.get(key))?.consumedPoints ?? 0;
+    if (unshared > 0) await this.unshared.delete(key);
+    let result: RateLimiterRes;
+    let allowed = true;
     try {
-      return this.state(await this.limiter.consume(key), true);
+      result = await this.shared.consume(key, 1 + unshared);
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) return this.consumeWithoutRedis(key, unshared);
+      result = refusal;
+      allowed = false;
+    }
+    await this.seen.set(key, result.consumedPoints, Math.max(1, result.msBeforeNext) / 1000);
+    return this.state(result, allowed);
+  }
+
+  /** Redis failed: this node's count decides, and what it allows is owed to Redis. */
+  private async consumeWithoutRedis(key: string, unshared: number): Promise<LimitState> {
+    const state = await this.consumeHere(key);
+    const owed = unshared + (state.allowed ? 1 : 0);
+    if (owed > 0) await this.unshared.penalty(key, owed);
+    return state;
+  }
+
+  private async consumeHere(key: string): Promise<LimitState> {
+    try {
+      return this.state(await this.seen.consume(key), true);
     } catch (result) {
       if (result instanceof RateLimiterRes) return this.state(result, false);
       throw result;

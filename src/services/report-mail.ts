@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { SendMailOptions, Transporter } from 'nodemailer';
 import { z } from 'zod';
+import { reportLocale, type ReportLocale } from '../core/i18n/locale.js';
 import { randomBase62 } from '../core/secrets.js';
 import { type Clock, toDay, toTimestamp } from '../core/time.js';
 import { singleLine } from '../core/values.js';
@@ -78,9 +79,6 @@ export interface ReportMailSettings {
 /** The lock that lets one node at a time send the monthly reports (PostgreSQL). */
 const reportMailLockId = 7321012;
 
-const monthNames = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const monthName = (month: string): string => `${monthNames[Number(month.slice(5, 7)) - 1]} ${month.slice(0, 4)}`;
-
 /** The month before a `YYYY-MM`. */
 export function monthBefore(month: string): string {
   const year = Number(month.slice(0, 4));
@@ -88,38 +86,38 @@ export function monthBefore(month: string): string {
   return index < 0 ? `${year - 1}-12` : `${year}-${String(index + 1).padStart(2, '0')}`;
 }
 
-/** "12 (+3, +33%)": a number and its change from the month before. */
-function withChange(current: number, previous: number): string {
+/** "12 (+3, +33%)": a number and its change from the month before, in the report's language (a plain-text hyphen for minus). */
+function withChange(current: number, previous: number, locale: ReportLocale): string {
   const difference = current - previous;
   const sign = difference > 0 ? '+' : difference < 0 ? '-' : '±';
-  const percent = previous === 0 ? '' : `, ${sign === '±' ? '' : sign}${Math.round((Math.abs(difference) / previous) * 100)}%`;
-  return `${current} (${sign}${Math.abs(difference)}${percent})`;
+  const percent = previous === 0 ? '' : `, ${sign === '±' ? '' : sign}${locale.percent(Math.abs(difference) / previous)}`;
+  return `${locale.number(current)} (${sign}${locale.number(Math.abs(difference))}${percent})`;
 }
 
-/** The e-mail of one report: the summary with the change from the month before, the PDF attached. */
+/** The e-mail of one report, in the site's language: the summary with the change from the month before, the PDF attached. */
 export function reportMessage(report: MonthlyReport, to: string, unsubscribeUrl: string, from: string): SendMailOptions {
+  const locale = reportLocale(report.site);
+  const { t } = locale;
   // Names stored before import made them one line may still hold line breaks.
-  const name = singleLine(report.site.name ?? '') || `Site ${report.site.id}`;
+  const name = singleLine(report.site.name ?? '') || t.untitledSite(report.site.id);
+  const month = locale.month(report.month);
   const { stats, previous } = report;
   const text = [
-    `Monthly report for ${name}: ${monthName(report.month)}`,
+    t.mail.heading(name, month),
     '',
-    `Compared with ${monthName(monthBefore(report.month))}:`,
-    `Articles published: ${withChange(stats.articles_published, previous.articles_published)}`,
-    `Backlinks acquired: ${withChange(stats.backlinks_acquired, previous.backlinks_acquired)}`,
-    `Industry backlinks: ${withChange(stats.backlinks_industry, previous.backlinks_industry)}`,
-    `Local backlinks: ${withChange(stats.backlinks_local, previous.backlinks_local)}`,
+    t.mail.comparedWith(locale.month(monthBefore(report.month))),
+    ...(['articles_published', 'backlinks_acquired', 'backlinks_industry', 'backlinks_local'] as const).map((key) => `${t.measures[key]}: ${withChange(stats[key], previous[key], locale)}`),
     '',
-    'The full report, with every article and backlink, is attached as a PDF.',
+    t.mail.attached,
     '',
-    `Stop receiving this report: ${unsubscribeUrl}`,
+    t.mail.unsubscribe(unsubscribeUrl),
   ].join('\n');
   return {
     from,
     to,
-    subject: `${name}: monthly report for ${monthName(report.month)}`,
+    subject: t.mail.subject(name, month),
     text,
-    headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    headers: { 'Content-Language': locale.language, 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
   };
 }
 

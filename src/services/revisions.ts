@@ -18,6 +18,8 @@ export interface ArticleState<Body = string> {
 
 export interface RevisionSummary {
   id: number;
+  /** The number people see: 1 for the article's first revision, counting up (`numberedRevision`). */
+  number: number;
   created_at: string;
   origin: RevisionRow['origin'];
   reason: string | null;
@@ -80,9 +82,9 @@ export class RevisionsService {
     return row.id;
   }
 
-  /** Newest first, with who made each one. */
+  /** Newest first, numbered, with who made each one. */
   async list(articleId: number): Promise<RevisionSummary[]> {
-    return this.db
+    const rows = await this.db
       .selectFrom('revisions')
       .leftJoin('users', 'users.id', 'revisions.user_id')
       .leftJoin('api_keys', 'api_keys.id', 'revisions.api_key_id')
@@ -101,6 +103,30 @@ export class RevisionsService {
       .where('revisions.article_id', '=', articleId)
       .orderBy('revisions.id', 'desc')
       .execute();
+    return rows.map((row, index) => ({ ...row, number: rows.length - index }));
+  }
+
+  /**
+   * The id of the article's revision numbered `number`: revisions are numbered per article, 1 for
+   * its first, in the order they were made (database ids are shared by every article, so they
+   * jump). Revisions are never deleted, so a number names the same revision for good.
+   */
+  async idOf(articleId: number, number: number): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('revisions')
+      .select('id')
+      .where('article_id', '=', articleId)
+      .orderBy('id')
+      .limit(1)
+      .offset(number - 1)
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  /** The revision numbered `number` of the article (`idOf`), with its body. */
+  async byNumber(articleId: number, number: number): Promise<RevisionRow | undefined> {
+    const id = await this.idOf(articleId, number);
+    return id === undefined ? undefined : this.get(articleId, id);
   }
 
   async get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {

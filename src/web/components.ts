@@ -1,4 +1,6 @@
 import type { ProtectedLink } from '../core/errors.js';
+import type { ReportLocale } from '../core/i18n/locale.js';
+import { en, type ReportRows } from '../core/i18n/messages.js';
 import type { PageMeta } from '../services/pagination.js';
 import { html, type SafeHtml } from './html.js';
 
@@ -19,10 +21,10 @@ export function timestamp(value: string | null | undefined, precision: 'minutes'
   return html`<time datetime="${value}">${shown}<span class="tz"> UTC</span></time>`;
 }
 
-/** `2026-11-15T12:00:00Z` as the day only. */
-export function day(value: string | null | undefined): SafeHtml {
+/** `2026-11-15T12:00:00Z` as the day only (`2026-11-15`, or as a report's locale writes it). */
+export function day(value: string | null | undefined, locale?: ReportLocale): SafeHtml {
   if (!value) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${value}">${value.slice(0, 10)}</time>`;
+  return html`<time datetime="${value}">${locale ? locale.day(value) : value.slice(0, 10)}</time>`;
 }
 
 const monthNames = [
@@ -55,18 +57,20 @@ export function notice(kind: 'success' | 'error' | 'info' | 'warning', message: 
   return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
 }
 
-/** Previous / next links and "page X of Y" for a paged table. */
-export function pager(meta: PageMeta, urlFor: (page: number) => string, label: string): SafeHtml {
+/** Previous / next links and "page X of Y" for a paged table (in English, or in a report's locale). */
+export function pager(meta: PageMeta, urlFor: (page: number) => string, label: string, locale?: ReportLocale): SafeHtml {
   if (meta.total === 0) return html``;
+  const words = locale?.t.pager ?? en.pager;
+  const n = locale?.number ?? String;
   const first = (meta.page - 1) * meta.per_page + 1;
   const last = Math.min(meta.total, meta.page * meta.per_page);
-  const range = first <= meta.total ? html`${first}–${last} of ${meta.total}` : html`${meta.total} in all`;
+  const range = first <= meta.total ? words.range(n(first), n(last), n(meta.total)) : words.inAll(n(meta.total));
   if (meta.last_page === 1 && meta.page === 1) return html`<p class="pager"><span class="pager-range">${range}</span></p>`;
-  return html`<nav class="pager" aria-label="${label} pages">
+  return html`<nav class="pager" aria-label="${words.pages(label)}">
   <span class="pager-range">${range}</span>
-  ${meta.page > 1 ? html`<a class="button small" href="${urlFor(meta.page - 1)}" rel="prev">← Previous</a>` : html`<span class="button small disabled" aria-disabled="true">← Previous</span>`}
-  <span class="pager-page">Page ${meta.page} of ${meta.last_page}</span>
-  ${meta.page < meta.last_page ? html`<a class="button small" href="${urlFor(meta.page + 1)}" rel="next">Next →</a>` : html`<span class="button small disabled" aria-disabled="true">Next →</span>`}
+  ${meta.page > 1 ? html`<a class="button small" href="${urlFor(meta.page - 1)}" rel="prev">${words.previous}</a>` : html`<span class="button small disabled" aria-disabled="true">${words.previous}</span>`}
+  <span class="pager-page">${words.page(n(meta.page), n(meta.last_page))}</span>
+  ${meta.page < meta.last_page ? html`<a class="button small" href="${urlFor(meta.page + 1)}" rel="next">${words.next}</a>` : html`<span class="button small disabled" aria-disabled="true">${words.next}</span>`}
 </nav>`;
 }
 
@@ -93,8 +97,9 @@ export interface PagedTable {
   empty: string;
   meta: PageMeta;
   urlFor: (page: number) => string;
-  /** What the rows are, plural ("Articles"). */
-  label: string;
+  /** What the rows are. */
+  kind: ReportRows;
+  locale: ReportLocale;
 }
 
 /**
@@ -102,14 +107,14 @@ export interface PagedTable {
  * or PDF report holds the whole list and not just the page that happened to be open.
  */
 export function pagedTable(table: PagedTable): SafeHtml {
+  const { t, number } = table.locale;
   const onScreen = html`${tableWrap(table.caption, table.head, table.rows, table.empty)}
-  ${pager(table.meta, table.urlFor, table.label)}`;
+  ${pager(table.meta, table.urlFor, t.rowsLabel[table.kind], table.locale)}`;
   if (!table.allRows) return onScreen;
-  const noun = table.label.toLowerCase();
   const count =
     table.allRows.length < table.meta.total
-      ? `The first ${table.allRows.length} of ${table.meta.total} ${noun}; the CSV export holds every row.`
-      : `All ${table.meta.total} ${noun}.`;
+      ? t.firstOfTotal(table.kind, number(table.allRows.length), number(table.meta.total))
+      : t.allRows(table.kind, number(table.meta.total));
   return html`<div class="screen-only">${onScreen}</div>
 <div class="print-only">
   ${tableWrap(table.caption, table.head, table.allRows, table.empty)}
@@ -138,9 +143,8 @@ export function externalLink(url: string | null | undefined, text?: string | nul
 }
 
 /** "+3", "−2" or "±0" with a tone for the stat tiles. */
-export function delta(current: number, previous: number): SafeHtml {
+export function delta(current: number, previous: number, locale: ReportLocale): SafeHtml {
   const change = current - previous;
   const tone = change > 0 ? 'up' : change < 0 ? 'down' : 'flat';
-  const sign = change > 0 ? '+' : change < 0 ? '−' : '±';
-  return html`<span class="delta delta-${tone}">${sign}${Math.abs(change)}</span>`;
+  return html`<span class="delta delta-${tone}">${locale.signed(change)}</span>`;
 }

@@ -12,6 +12,8 @@ export interface PageOptions {
   active?: NavEntry;
   /** A step that must end with a decision (the OAuth consent): no navigation, no links out. */
   focused?: boolean;
+  /** The language of the main content when it is not English (a report speaks its site's). */
+  lang?: string;
 }
 
 export type NavEntry = 'sites' | 'connect' | 'connections' | 'activity' | 'staff';
@@ -43,7 +45,7 @@ export function page(options: PageOptions): SafeHtml {
     user
       ? html`<nav aria-label="Main">
     <a href="/app"${current(options, 'sites')}>Sites</a>
-    <a href="/app/connect"${current(options, 'connect')}>API keys</a>
+    <a href="/app/connect"${current(options, 'connect')}>API keys &amp; assistants</a>
     <a href="/app/connections"${current(options, 'connections')}>Connected apps</a>
     <a href="/app/activity"${current(options, 'activity')}>Activity</a>
     ${user.staff ? html`<a href="/app/staff"${current(options, 'staff')}>Accounts</a>` : ''}
@@ -56,7 +58,7 @@ export function page(options: PageOptions): SafeHtml {
       : ''
   }
 </header>
-<main id="main" tabindex="-1">
+<main id="main" tabindex="-1"${options.lang && options.lang !== 'en' ? html` lang="${options.lang}"` : ''}>
 ${options.body}
 </main>
 ${options.focused ? '' : html`<footer class="foot"><span>Anchorage</span> · <a href="/docs">API reference</a></footer>`}

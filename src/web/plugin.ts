@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Settings } from '../config.js';
 import { AppError, holdsNul, nulRefused, validationFailed } from '../core/errors.js';
 import type { Services } from '../services/index.js';
-import { toAppError } from '../http/errors.js';
+import { logStorageFailure, toAppError } from '../http/errors.js';
 import { html, type SafeHtml } from './html.js';
 import { page } from './layout.js';
 import { signedInPages } from './pages/index.js';
@@ -97,6 +97,7 @@ export async function webPlugin(app: FastifyInstance, options: { services: Servi
   app.setErrorHandler((error, request, reply) => {
     const appError = error instanceof AppError ? error : toAppError(error, request);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    else logStorageFailure(error, request);
     if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
     return reply.code(appError.status).type('text/html; charset=utf-8').send(errorPage(appError, request));
   });

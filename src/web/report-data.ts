@@ -1,24 +1,43 @@
 import type { FastifyReply } from 'fastify';
+import { validationFailed } from '../core/errors.js';
 import { periodRange } from '../core/periods.js';
 import { toDay } from '../core/time.js';
 import type { SiteRow } from '../db/schema.js';
 import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import type { MonthlyReport } from '../services/report-pdf.js';
-import { addMonths } from './components.js';
+import { addMonths, monthLabel } from './components.js';
 import { allPages } from './csv.js';
 
 /** Rows of one table a whole report (share link, PDF) holds at most. */
 export const reportRowLimit = 1000;
 
-/** A `YYYY-MM` the stats service accepts as a period, or undefined. */
-export function validMonth(value: string): string | undefined {
-  return /^\d{4}-\d{2}$/.test(value) && periodRange(value, new Date()) ? value : undefined;
+/** The current UTC month, `YYYY-MM`, of the service's clock. */
+export const monthOf = (now: Date): string => toDay(now).slice(0, 7);
+
+/**
+ * The month a report shows: the one asked for (`YYYY-MM`) up to the current month, or the
+ * current month when none is asked. A month that does not exist or has not begun has no report:
+ * the problem says why, and no other month is shown instead.
+ */
+export function reportMonth(asked: string, now: Date): { month: string } | { problem: string } {
+  const current = monthOf(now);
+  if (asked === '') return { month: current };
+  if (!/^\d{4}-\d{2}$/.test(asked) || !periodRange(asked, now)) return { problem: `“${asked}” is not a month: give one as YYYY-MM, such as ${current}.` };
+  if (asked > current) return { problem: `${monthLabel(asked)} has not begun yet: the latest report is ${monthLabel(current)}, so far.` };
+  return { month: asked };
+}
+
+/** `reportMonth` for a download: a month without a report is a 422 naming `month`. */
+export function downloadMonth(asked: string, now: Date): string {
+  const checked = reportMonth(asked, now);
+  if ('problem' in checked) throw validationFailed({ month: [checked.problem] });
+  return checked.month;
 }
 
 /**
- * The days a report covers, and the days it is compared with: a past or future month whole,
- * against the whole month before; the current month up to today, against the same days of the
+ * The days a report covers, and the days it is compared with: a past month whole, against the
+ * whole month before; the current month up to today, against the same days of the
  * month before (the 1st to the 23rd against the 1st to the 23rd, or to its last day if shorter).
  */
 export interface ReportSpan {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { outlineOf, windowOf } from '../../src/core/body-window.js';
+import { bodyWindow, boundedOutline, type OutlineEntry, outlineOf, windowOf } from '../../src/core/body-window.js';
 import { applyReplacements } from '../../src/core/html.js';
 import { codePointOffset, explainFailures, MAX_NEAR_MATCH_LENGTH, nearMatch, occurrencesOf, utf16Offset } from '../../src/core/near-match.js';
 
@@ -153,5 +153,53 @@ describe('outlineOf and windowOf', () => {
     expect(JSON.stringify(windowOf('"\n"\n"\n', 0, 100, 6).text).length - 2).toBeLessThanOrEqual(6);
     expect(codePointOffset('a😀b', 3)).toBe(2);
     expect(utf16Offset('a😀b', 2)).toBe(3);
+  });
+});
+
+describe('boundedOutline and bodyWindow', () => {
+  const jsonLength = (value: unknown) => JSON.stringify(value).length;
+
+  /** The outline within `budget` as it was cut before, measuring the whole list again for each level. */
+  function measuredAgain(outline: OutlineEntry[], budget: number): OutlineEntry[] {
+    let entries = [...outline];
+    for (let level = 6; level > 2 && jsonLength(entries) > budget; level--) entries = entries.filter((entry) => entry.level < level);
+    const kept: OutlineEntry[] = [];
+    let used = 2;
+    for (const entry of entries) {
+      used += jsonLength(entry) + 1;
+      if (used > budget) break;
+      kept.push(entry);
+    }
+    return kept;
+  }
+
+  const entry = fc.record({
+    level: fc.integer({ min: 2, max: 6 }),
+    text: fc.string({ maxLength: 30 }),
+    offset: fc.nat(),
+    length: fc.nat(),
+  });
+
+  it('drops the deepest levels first, then the tail, within its budget, as measured entry by entry', () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 60 }), fc.integer({ min: 0, max: 3_000 }), (outline, budget) => {
+        const bounded = boundedOutline(outline, budget);
+        expect(bounded).toEqual(measuredAgain(outline, budget));
+        if (bounded.length > 0) expect(jsonLength(bounded)).toBeLessThanOrEqual(budget);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('gives the whole body without an outline when it fits, else a window that leaves room for the outline', () => {
+    const body = Array.from({ length: 40 }, (_, i) => `<h2>Part ${i}</h2><p>${'😀 words '.repeat(i)}</p>`).join('');
+    const total = Array.from(body).length;
+    expect(bodyWindow(body, { offset: 0, length: undefined, budget: 100_000, outlineBudget: 1_000 })).toEqual({ ok: true, window: windowOf(body, 0, total, 100_000) });
+    const windowed = bodyWindow(body, { offset: 10, length: undefined, budget: 2_000, outlineBudget: 800 });
+    expect(windowed.ok).toBe(true);
+    if (!windowed.ok) return;
+    expect(windowed.outline).toEqual(boundedOutline(outlineOf(body), 800));
+    expect(windowed.window).toEqual(windowOf(body, 10, total, 2_000 - ',"outline":'.length - jsonLength(windowed.outline)));
+    expect(bodyWindow(body, { offset: total + 1, length: undefined, budget: 2_000, outlineBudget: 800 })).toEqual({ ok: false, total });
   });
 });

@@ -31,13 +31,13 @@ async function unreachable() {
 }
 
 describe('ChangeListener without a database to listen to', () => {
-  it('answers "changed" every time, tells the outage once, and tries again only after a second', async () => {
+  it('answers "changed" every time, tells the outage once, and tries again after a second, then after pauses that double', async () => {
     const { keys, sites, warnings, connects } = await unreachable();
     expect(keys()).toBe(true);
     await setTimeout(300);
     for (let i = 0; i < 20; i++) expect([keys(), sites()]).toEqual([true, true]);
     expect(connects).toHaveLength(1);
-    expect(warnings).toEqual(['change notices unavailable: API keys and sites are read from the database on every request until they are back']);
+    expect(warnings).toEqual(['change notices unavailable: API keys, sites and articles are read from the database on every request until they are back']);
 
     await setTimeout(1_100);
     expect(sites()).toBe(true);
@@ -45,6 +45,14 @@ describe('ChangeListener without a database to listen to', () => {
     expect(keys()).toBe(true);
     expect(connects).toHaveLength(2);
     expect(warnings).toHaveLength(1);
+
+    // The second failure pauses two seconds.
+    await setTimeout(1_100);
+    expect(keys()).toBe(true);
+    expect(connects).toHaveLength(2);
+    await setTimeout(1_500);
+    expect(keys()).toBe(true);
+    expect(connects).toHaveLength(3);
   });
 
   it('once closed, never tries to listen again', async () => {

@@ -85,7 +85,7 @@ describe('background checkpoints (SQLite)', () => {
     const { db, file } = open(true);
     await writeLarge(db);
     // Another process (the CLI) takes the write lock: the thread's copy of the log succeeds, and
-    // its restart's commit waits for the lock (busy_timeout, 5 s) and is refused.
+    // its restart's commit finds the lock taken and is put off to a later look.
     // (Should the thread restart the log before the lock is taken, the salts read after it are
     // the restarted ones, and the test checks the next restart instead of a refused one.)
     const other = new SQLite(file);

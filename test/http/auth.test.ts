@@ -245,12 +245,14 @@ describe('activity log', () => {
       'x-api-key': other.key,
       'user-agent': agent,
     });
-    // A key pasted into the query string is not part of the logged path either.
-    await apiGet(h.app, `/api/v1/sites?api_key=${customer.key}`, customer.key, { 'user-agent': agent });
+    // A key pasted into the query string is not part of the logged path either (nor of the 422 naming api_key).
+    const pasted = await apiGet(h.app, `/api/v1/sites?api_key=${customer.key}`, customer.key, { 'user-agent': agent });
+    expect(pasted.status).toBe(422);
+    expect(pasted.text).not.toContain(customer.key);
     await apiGet(h.app, `/api/v1/nowhere?key=${customer.key}`, customer.key, { 'user-agent': agent });
 
     const mine = await rowsWithAgent(agent);
-    expect(mine.map((r) => r.status).sort()).toEqual([200, 200, 200, 401, 401, 401, 404]);
+    expect(mine.map((r) => r.status).sort()).toEqual([200, 200, 401, 401, 401, 404, 422]);
 
     const all = (await h.services.db.kysely.selectFrom('activity_log').selectAll().execute()) as Row[];
     expect(all.length).toBeGreaterThanOrEqual(mine.length);

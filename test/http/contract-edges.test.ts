@@ -97,8 +97,10 @@ describe('repeated and array parameters', () => {
     }
   });
 
-  it('an unknown query parameter on a read stays lenient', async () => {
-    expect((await get('/api/v1/sites?utm_source=x&other[]=1')).status).toBe(200);
+  it('an unknown query parameter on a read is a 422 naming it, as an unknown body field is', async () => {
+    const res = await get('/api/v1/sites?utm_source=x&other[]=1');
+    expect(res.status).toBe(422);
+    expect(res.body.fields).toEqual({ utm_source: ['This request does not take this field.'], 'other[]': ['This request does not take this field.'] });
   });
 });
 

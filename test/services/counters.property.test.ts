@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toDay } from '../../src/core/time.js';
-import { articleStatuses, backlinkCategories } from '../../src/core/values.js';
+import { articleStatuses, backlinkCategories, backlinkStatuses } from '../../src/core/values.js';
 import { UNDATED_BLOCK } from '../../src/core/day-pages.js';
 import { counters } from '../../src/db/migrations/005_counters.js';
 import { undatedBlocks } from '../../src/db/migrations/015_undated_blocks.js';
@@ -45,7 +45,10 @@ const maybeTimestamp = fc.option(timestamp, { nil: null, freq: 6 });
 
 const importedSite = fc.record({
   articles: fc.array(fc.record({ status: fc.constantFrom(...articleStatuses), published_at: maybeTimestamp }), { maxLength: 30 }),
-  backlinks: fc.array(fc.record({ category: fc.constantFrom(...backlinkCategories), acquired_at: maybeTimestamp }), { maxLength: 40 }),
+  backlinks: fc.array(
+    fc.record({ category: fc.constantFrom(...backlinkCategories), acquired_at: maybeTimestamp, status: fc.option(fc.constantFrom(...backlinkStatuses), { nil: null }) }),
+    { maxLength: 40 },
+  ),
 });
 
 // Filter days: the data's days and the days either side of them, plus days away from the data.
@@ -63,6 +66,9 @@ const dayFilter = fc
 const listRequest = fc.record({
   filter: dayFilter,
   status: fc.option(fc.constantFrom(...articleStatuses), { nil: undefined }),
+  // Backlinks: the category (which the counters count by) and the status (which they do not).
+  category: fc.option(fc.constantFrom(...backlinkCategories), { nil: undefined }),
+  backlinkStatus: fc.option(fc.constantFrom(...backlinkStatuses), { nil: undefined }),
   per_page: fc.integer({ min: 1, max: 7 }),
   // Pages are drawn relative to the last one, so deep pages and pages past the end both come up.
   page: fc.oneof(
@@ -150,10 +156,12 @@ describe('counters against the rows', () => {
         });
         const siteId = imported.sites[0]!.id;
         const rows = await siteRows(siteId);
-        for (const { filter, status, per_page, page } of requests) {
-          const backlinks = rows.backlinks.filter((b) => inDays(b.acquired_at, filter));
+        for (const { filter, status, category, backlinkStatus, per_page, page } of requests) {
+          const backlinks = rows.backlinks.filter(
+            (b) => inDays(b.acquired_at, filter) && (category === undefined || b.category === category) && (backlinkStatus === undefined || b.status === backlinkStatus),
+          );
           const backlinkPage = resolvePage(page, backlinks.length, per_page);
-          expect(await lists.backlinks.list(actor, siteId, { ...filter, page: backlinkPage, per_page })).toEqual(
+          expect(await lists.backlinks.list(actor, siteId, { ...filter, category, status: backlinkStatus, page: backlinkPage, per_page })).toEqual(
             expectedPage(backlinks, backlinkPage, per_page),
           );
           const articles = rows.articles.filter((a) => inDays(a.published_at, filter) && (status === undefined || a.status === status));

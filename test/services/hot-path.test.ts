@@ -245,7 +245,7 @@ describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memo
 
   it('while its listening connection is down the node looks every key up, and listens again', async () => {
     const { customer, articleId } = await keptKey();
-    await elsewhere(`select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen anchorage_changes' and pid <> pg_backend_pid()`);
+    await elsewhere(`select pg_terminate_backend(pid) from pg_stat_activity where (query like 'listen anchorage_changes;%' or query = 'select pg_notify($1, $2)') and pid <> pg_backend_pid()`);
     await setTimeout(100);
     await revokeUnheard(customer.keyId);
     expect((await getArticle(h, articleId, customer.key)).status).toBe(401);

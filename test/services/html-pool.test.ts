@@ -6,7 +6,9 @@ import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type BodyChange, changeSize, nextBody } from '../../src/core/article-body.js';
-import { sanitizeTrusted } from '../../src/core/html.js';
+import { bodyWindow, type WindowRequest } from '../../src/core/body-window.js';
+import { applyReplacements, MAX_BODY_LENGTH, type Replacement, sanitizeTrusted } from '../../src/core/html.js';
+import { utf8InParts } from '../../src/core/text-parts.js';
 import { threadExecArgv } from '../../src/core/threads.js';
 import { HtmlPool, type LargeTurn, threadResourceLimits } from '../../src/services/html-pool.js';
 import runTask, { type PoolWorkerData } from '../../src/services/html-worker.js';
@@ -432,6 +434,99 @@ const largeNodesMb = ({ snapshot: { meta }, nodes, strings }: HeapSnapshot): str
 /** A large body of ordinary article HTML. */
 const largeBody = (paragraphs: number) =>
   Array.from({ length: paragraphs }, (_, i) => `<p>Paragraph ${i} with <a href="https://x.example/${i}">a link</a> and words.</p>`).join('') + PROTECTED_BODY;
+
+/** The body after each item of `replacements` in turn, as `applyReplacements` makes them (a failing item leaves it). */
+function bodiesAlong(current: string, replacements: readonly Replacement[]): string[] {
+  const bodies = [current];
+  for (const item of replacements) {
+    const applied = applyReplacements(bodies.at(-1)!, [item]);
+    bodies.push(applied.ok ? applied.body : bodies.at(-1)!);
+  }
+  return bodies;
+}
+
+describe('changeSize: an edit is sized by the bodies it produces', () => {
+  const replacementsOf = fc.array(
+    fc.record({ find: fc.constantFrom('e', 'ee', '<p>', 'x', 'none'), replace: fc.constantFrom('', 'E', 'x'.repeat(50), '<b>e</b>'), all: fc.boolean() }),
+    { maxLength: 4 },
+  );
+  const bodies = fc.constantFrom(PLAIN_BODY, PROTECTED_BODY, '<p>eee ee e</p>'.repeat(20));
+
+  it('is the current body and the longest body the replacements make, while they stay under exactBelow', () => {
+    fc.assert(
+      fc.property(bodies, replacementsOf, (current, replacements) => {
+        const longest = Math.max(...bodiesAlong(current, replacements).map((body) => body.length));
+        expect(changeSize(current, { replacements }, Infinity)).toBe(replacements.length === 0 ? current.length : current.length + longest);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is never less than that past exactBelow, or for a body known by its length, and at most what a body may hold', () => {
+    fc.assert(
+      fc.property(bodies, replacementsOf, fc.integer({ min: 0, max: 2_000 }), (current, replacements, exactBelow) => {
+        const longest = Math.max(...bodiesAlong(current, replacements).map((body) => body.length));
+        for (const size of [changeSize(current, { replacements }, exactBelow), changeSize(current.length, { replacements })]) {
+          expect(size).toBeGreaterThanOrEqual(current.length + (replacements.length === 0 ? 0 : Math.min(longest, MAX_BODY_LENGTH)));
+          expect(size).toBeLessThanOrEqual(current.length + MAX_BODY_LENGTH);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts a replacement that multiplies a small body by what it makes, not by what it sends', () => {
+    const current = '<p>Seventeen green trees screen the deep creek.</p>'.repeat(10);
+    const matches = current.split('e').length - 1;
+    const change = { replacements: [{ find: 'e', replace: 'x'.repeat(3_000), all: true }] };
+    expect(changeSize(current, change, 32_768)).toBe(current.length + current.length + matches * 2_999);
+    // A new body counts as it is.
+    expect(changeSize(current, { body: 'x'.repeat(100) })).toBe(current.length + 100);
+  });
+});
+
+describe('HtmlPool sizes an edit by what it produces', () => {
+  it('runs a small PATCH that multiplies the body in a thread (under the account’s bound), with the outcome it has inline', async () => {
+    const pool = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 32_768, perAccount: 1, timeoutMs: 60_000 });
+    try {
+      const current = '<p>Seventeen green trees screen the deep creek.</p>'.repeat(10);
+      // 150 matches: 45 KB more.
+      const change: BodyChange = { replacements: [{ find: 'e', replace: 'x'.repeat(300), all: true }] };
+      const [first, second] = await Promise.allSettled([pool.nextBody(1, current, change), pool.nextBody(1, current, change)]);
+      expect(first).toEqual({ status: 'fulfilled', value: pooledOutcome(current, change) });
+      // Only pooled work counts against the account's bound.
+      expect(second).toMatchObject({ status: 'rejected', reason: { code: 'rate_limited' } });
+      // The same replacement by a short text runs inline, uncounted.
+      const small: BodyChange = { replacements: [{ find: 'e', replace: 'E', all: true }] };
+      expect(await Promise.all([pool.nextBody(1, current, small), pool.nextBody(1, current, small)])).toEqual([pooledOutcome(current, small), pooledOutcome(current, small)]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('cuts a window of a large body in a thread, from a string, its UTF-8 bytes or UTF-8 parts, as inline', async () => {
+    const pool = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 32_768, perAccount: 1, timeoutMs: 60_000 });
+    try {
+      const body = Array.from({ length: 3_000 }, (_, i) => `<h2>Part ${i} 😀</h2><p>Zähne — ${'ü'.repeat(i % 50)}</p>`).join('');
+      const requests: WindowRequest[] = [
+        { offset: 0, length: undefined, budget: 20_000, outlineBudget: 8_000 },
+        { offset: 50_000, length: 1_000, budget: 20_000, outlineBudget: 8_000 },
+        { offset: 10 ** 7, length: undefined, budget: 20_000, outlineBudget: 8_000 },
+      ];
+      for (const request of requests) {
+        const inline = bodyWindow(body, request);
+        expect(await pool.bodyWindow(1, body, request)).toEqual(inline);
+        expect(await pool.bodyWindow(1, new Uint8Array(Buffer.from(body)), request)).toEqual(inline);
+        expect(await pool.bodyWindow(1, await utf8InParts(body), request)).toEqual(inline);
+      }
+      expect(await pool.bodyWindow(1, '<p>small</p>', requests[0]!)).toEqual(bodyWindow('<p>small</p>', requests[0]!));
+      const both = await Promise.allSettled([pool.bodyWindow(1, body, requests[0]!), pool.bodyWindow(1, body, requests[0]!)]);
+      expect(both[1]).toMatchObject({ status: 'rejected', reason: { code: 'rate_limited' } });
+    } finally {
+      await pool.close();
+    }
+  });
+});
 
 describe('large edits over the API', () => {
   let h: Harness;

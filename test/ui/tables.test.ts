@@ -90,7 +90,7 @@ describe.skipIf(!runInBrowser)('tables fit their cards or scroll visibly', () =>
       ...sites.map((site) => `/app/sites/${site.id}`),
       `/app/sites/${sites[0]!.id}?month=${h.clock.now().toISOString().slice(0, 7)}`,
       `/app/articles/${articleId}/revisions`,
-      `/app/articles/${articleId}/revisions/diff?a=${revisions.at(-1)!.id}&b=${revisions[0]!.id}`,
+      `/app/articles/${articleId}/revisions/diff?a=${revisions.at(-1)!.number}&b=${revisions[0]!.number}`,
       '/app/connect',
       '/app/connections',
       '/app/activity',

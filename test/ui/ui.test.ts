@@ -354,7 +354,7 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
       `/app/sites/${siteId}?month=2026-10`,
       `/app/articles/${articleId}`,
       `/app/articles/${articleId}/revisions`,
-      `/app/articles/${articleId}/revisions/diff?a=${revisions.at(-1)!.id}&b=${revisions[0]!.id}`,
+      `/app/articles/${articleId}/revisions/diff?a=${revisions.at(-1)!.number}&b=${revisions[0]!.number}`,
       '/app/connect',
       '/app/connections',
       '/app/activity',

@@ -109,8 +109,9 @@ describe('report share links', () => {
     expect(october.body).toContain('October cake guide');
     expect(october.body).not.toContain('November bread guide');
     const future = await anonymous(`/share/${token}?month=2027-05`);
-    expect(future.statusCode).toBe(200);
-    expect(future.body).toContain('December 2026');
+    expect(future.statusCode).toBe(422);
+    expect(future.body).toContain('May 2027 has not begun yet');
+    expect(future.body).toContain(`<a class="button" href="/share/${token}">Show December 2026 so far</a>`);
     expect(future.body).not.toContain('rel="next"');
     for (const url of [`/share/${token}?site=${bobSite}&month=2026-11`, `/share/${token}?month=2026-11&site_id=${aliceOther}`]) {
       const response = await anonymous(url);

@@ -101,7 +101,7 @@ describe('UI security', () => {
 
     const forms: [string, Record<string, string>][] = [
       [`/app/articles/${articleId}`, { title: 'Hijacked', meta_description: '', body: '<p>x</p>', etag: '' }],
-      [`/app/articles/${articleId}/revisions/${revisions[0]!.id}/restore`, {}],
+      [`/app/articles/${articleId}/revisions/${revisions[0]!.number}/restore`, {}],
       ['/app/connect/keys', { name: 'Hijack key' }],
       [`/app/connect/keys/${alice.keyId}/revoke`, {}],
       ['/app/sign-out', {}],
@@ -166,7 +166,7 @@ describe('UI security', () => {
     const edit = await browser.post(`/app/articles/${articleId}`, { _csrf: token, title: 'Bob was here', meta_description: '', body, etag: '' });
     expect(edit.statusCode).toBe(404);
     const revisions = await h.services.revisions.list(articleId);
-    const restore = await browser.post(`/app/articles/${articleId}/revisions/${revisions[0]!.id}/restore`, { _csrf: token });
+    const restore = await browser.post(`/app/articles/${articleId}/revisions/${revisions[0]!.number}/restore`, { _csrf: token });
     expect(restore.statusCode).toBe(404);
     for (const id of [alice.keyId, 999_999_999]) {
       const revoke = await browser.post(`/app/connect/keys/${id}/revoke`, { _csrf: token });
@@ -215,7 +215,7 @@ describe('UI security', () => {
     });
     expect(edit.statusCode).toBe(403);
     const revisions = await h.services.revisions.list(articleId);
-    const restore = await browser.post(`/app/articles/${articleId}/revisions/${revisions[0]!.id}/restore`, { _csrf: token });
+    const restore = await browser.post(`/app/articles/${articleId}/revisions/${revisions[0]!.number}/restore`, { _csrf: token });
     expect(restore.statusCode).toBe(403);
     expect((await h.services.revisions.list(articleId)).length).toBe(revisions.length);
 

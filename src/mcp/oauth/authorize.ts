@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
-import { toAppError } from '../../http/errors.js';
+import { logStorageFailure, toAppError } from '../../http/errors.js';
 import type { Services } from '../../services/index.js';
 import type { LimitState } from '../../services/limits.js';
 import { everyResource, type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
@@ -238,6 +238,8 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   app.setErrorHandler((error, request, reply) => {
     const appError = error instanceof AppError ? error : toAppError(error, request);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    else logStorageFailure(error, request);
+    if (appError.retryAfter !== undefined) reply.header('retry-after', appError.retryAfter);
     return problemPage(reply, appError.status, appError.message);
   });
 

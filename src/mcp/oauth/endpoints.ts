@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
+import { DatabaseUnavailable } from '../../db/unavailable.js';
 import type { Services } from '../../services/index.js';
 import { OAuthProblem, type TokenSet } from '../../services/oauth/index.js';
 import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
@@ -38,6 +39,11 @@ export async function oauthEndpoints(app: FastifyInstance, options: { services: 
     if (status !== undefined && status >= 400 && status < 500) {
       const description = error instanceof AppError ? error.message : 'The request body could not be read.';
       return reply.code(400).send({ error: 'invalid_request', error_description: description });
+    }
+    if (error instanceof DatabaseUnavailable) {
+      request.log.warn({ err: error.cause }, 'database connection failed');
+      const { message, retryAfter } = error.toAppError();
+      return reply.code(503).header('retry-after', retryAfter).send({ error: 'temporarily_unavailable', error_description: message });
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: 'server_error', error_description: 'Something went wrong on our side.' });

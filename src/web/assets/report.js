@@ -7,6 +7,7 @@
 
   function config(kind, series) {
     var common = {
+      locale: series.locale,
       responsive: true,
       maintainAspectRatio: false,
       animation: false,
@@ -23,8 +24,8 @@
         data: {
           labels: series.labels,
           datasets: [
-            { label: 'Industry', data: series.industry, backgroundColor: colors.industry, borderRadius: 3, stack: 'backlinks' },
-            { label: 'Local', data: series.local, backgroundColor: colors.local, borderRadius: 3, stack: 'backlinks' },
+            { label: series.legend.industry, data: series.industry, backgroundColor: colors.industry, borderRadius: 3, stack: 'backlinks' },
+            { label: series.legend.local, data: series.local, backgroundColor: colors.local, borderRadius: 3, stack: 'backlinks' },
           ],
         },
         options: common,
@@ -36,7 +37,7 @@
         labels: series.labels,
         datasets: [
           {
-            label: 'Articles published',
+            label: series.legend.articles,
             data: series.articles,
             borderColor: colors.articles,
             backgroundColor: 'rgba(116, 70, 184, 0.14)',

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { isBlankTitle } from '../../core/article-rules.js';
 import { AppError } from '../../core/errors.js';
 import type { ArticleRow } from '../../db/schema.js';
 import { articleETag, type ArticleWithBody, toArticleWithBody } from '../../services/articles.js';
@@ -218,7 +219,7 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
     };
 
     const fields: Record<string, string[]> = {};
-    if (values.title === '') fields.title = ['Give the article a title.'];
+    if (isBlankTitle(values.title)) fields.title = ['Give the article a title.'];
     for (const name of ['title', 'meta_description', 'reason'] as const) {
       if (codePoints(values[name]) > limits[name]) (fields[name] ??= []).push(`At most ${limits[name]} characters.`);
     }

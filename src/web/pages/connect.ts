@@ -107,7 +107,7 @@ function mcpHowTo(mcpUrl: string): SafeHtml {
 </section>`;
 }
 
-/** "The page for connecting a site": create, copy once, list and revoke API keys. */
+/** API keys and assistants: create, copy once, list and revoke API keys; how an assistant connects over MCP. */
 export async function connectPages(app: FastifyInstance, options: WebOptions) {
   const { services, settings } = options;
 
@@ -115,13 +115,13 @@ export async function connectPages(app: FastifyInstance, options: WebOptions) {
     const keys = await services.keys.list(ui.user.accountId);
     const active = keys.filter((key) => !key.revoked_at).length;
     return {
-      title: 'Connect a site',
+      title: 'API keys and assistants',
       active: 'connect' as const,
       scripts: ['/assets/copy.js'],
       body: html`<div class="page-head">
   <div>
-    <h1>Connect a site</h1>
-    <p class="muted">There are two ways in. Your website, reporting tools and scripts use an <a href="#rest">API key over the REST API</a> to read your sites, articles, backlinks and statistics, and edit articles. An AI assistant such as Claude or ChatGPT <a href="#mcp">connects over MCP</a>: you sign in and allow it, no key needed.</p>
+    <h1>API keys and assistants</h1>
+    <p class="muted">Two ways for your tools to reach your sites. Your website, reporting tools and scripts use an <a href="#rest">API key over the REST API</a> to read your sites, articles, backlinks and statistics, and edit articles. An AI assistant such as Claude or ChatGPT <a href="#mcp">connects over MCP</a>: you sign in and allow it, no key needed.</p>
   </div>
 </div>
 ${extra.message ?? ''}

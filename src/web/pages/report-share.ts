@@ -1,15 +1,16 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../core/errors.js';
+import { reportLocale } from '../../core/i18n/locale.js';
 import { toDay, toTimestamp } from '../../core/time.js';
 import type { SiteRow } from '../../db/schema.js';
 import type { MonthlyReport } from '../../services/report-pdf.js';
 import { type ReportSubscription, SubscriptionRefused } from '../../services/report-mail.js';
 import { defaultShareDays, maxShareDays, type ReportShareSummary } from '../../services/report-shares.js';
-import { addMonths, badge, csrfField, externalLink, monthLabel, notice, tableWrap, timestamp } from '../components.js';
+import { addMonths, badge, csrfField, externalLink, notice, tableWrap, timestamp } from '../components.js';
 import { idParam, requireSignedIn, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { html, type SafeHtml } from '../html.js';
-import { loadMonthlyReport, reportRowLimit, sendPdf, validMonth } from '../report-data.js';
-import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
+import { loadMonthlyReport, reportMonth, reportRowLimit, sendPdf } from '../report-data.js';
+import { articleRows, articlesHead, backlinkRows, backlinksHead, reportOverview, reportMonthHeading, reportPeriod, reportTitle, siteHeading } from '../report-view.js';
 import { sendPage } from '../respond.js';
 
 interface ShareForm {
@@ -88,9 +89,9 @@ async function ownSite(options: WebOptions, ui: UiContext, id: string): Promise<
 }
 
 /** A page a visitor with a link sees: the report alone, no navigation, no way into the app. */
-function sendSharePage(reply: FastifyReply, title: string, body: SafeHtml, status = 200, scripts: string[] = []): FastifyReply {
+function sendSharePage(reply: FastifyReply, title: string, body: SafeHtml, status = 200, scripts: string[] = [], lang?: string): FastifyReply {
   reply.header('x-robots-tag', 'noindex, nofollow');
-  return sendPage(reply, null, { title, body, focused: true, scripts }, status);
+  return sendPage(reply, null, { title, body, focused: true, scripts, lang }, status);
 }
 
 const unknownLink = html`<section class="card narrow error-page">
@@ -139,41 +140,33 @@ function subscriptionsSection(ui: UiContext, siteId: number, subscriptions: Repo
 /** The report of a share link: the same numbers as the report page, every row, nothing to click into. */
 function sharedReport(report: MonthlyReport, token: string, currentMonth: string): SafeHtml {
   const { site, month } = report;
-  const { period } = reportPeriod(month, report.span);
+  const locale = reportLocale(site);
+  const { t } = locale;
+  const { period } = reportPeriod(month, report.span, locale);
   const here = (m: string) => `/share/${token}?month=${m}`;
   const next = addMonths(month, 1);
-  const more = (rows: number, noun: string) => (rows >= reportRowLimit ? html`<p class="muted small">The first ${reportRowLimit} ${noun}.</p>` : '');
+  const more = (rows: number, kind: 'articles' | 'backlinks') => (rows >= reportRowLimit ? html`<p class="muted small">${t.firstRows(kind, locale.number(reportRowLimit))}</p>` : '');
   return html`<div class="page-head">
   <div>
-    <p class="eyebrow">Monthly report</p>
-    <h1>${siteHeading(site)} <span class="muted thin">· ${monthLabel(month)}</span></h1>
+    <p class="eyebrow">${t.monthlyReport}</p>
+    <h1>${siteHeading(site, locale)} <span class="muted thin">· ${reportMonthHeading(month, report.span, locale)}</span></h1>
     <p class="muted">${site.website_url ? externalLink(site.website_url) : ''}</p>
   </div>
-  <div class="actions no-print"><a class="button" href="/share/${token}/report.pdf?month=${month}" download>Download PDF</a></div>
+  <div class="actions no-print"><a class="button" href="/share/${token}/report.pdf?month=${month}" download>${t.downloadPdf}</a></div>
 </div>
-<nav class="month-picker no-print" aria-label="Months">
-  <a class="button small" href="${here(addMonths(month, -1))}" rel="prev">← ${monthLabel(addMonths(month, -1), true)}</a>
-  ${next <= currentMonth ? html`<a class="button small" href="${here(next)}" rel="next">${monthLabel(next, true)} →</a>` : ''}
+<nav class="month-picker no-print" aria-label="${t.months}">
+  <a class="button small" href="${here(addMonths(month, -1))}" rel="prev">← ${locale.month(addMonths(month, -1), true)}</a>
+  ${next <= currentMonth ? html`<a class="button small" href="${here(next)}" rel="next">${locale.month(next, true)} →</a>` : ''}
 </nav>
-${reportOverview(report)}
+${reportOverview(report, locale)}
 <section aria-labelledby="articles-h" class="card">
-  <h2 id="articles-h">Articles published in ${period}</h2>
-  ${tableWrap(
-    `Articles published in ${period}`,
-    articlesHead,
-    articleRows(report.articles, false),
-    `No articles were published in ${period}.`,
-  )}
+  <h2 id="articles-h">${t.articlesPublishedIn(period)}</h2>
+  ${tableWrap(t.articlesPublishedIn(period), articlesHead(locale), articleRows(report.articles, locale, false), t.noArticlesPublished(period))}
   ${more(report.articles.length, 'articles')}
 </section>
 <section aria-labelledby="backlinks-h" class="card">
-  <h2 id="backlinks-h">Backlinks acquired in ${period}</h2>
-  ${tableWrap(
-    `Backlinks acquired in ${period}`,
-    backlinksHead,
-    backlinkRows(report.backlinks),
-    `No backlinks were acquired in ${period}.`,
-  )}
+  <h2 id="backlinks-h">${t.backlinksAcquiredIn(period)}</h2>
+  ${tableWrap(t.backlinksAcquiredIn(period), backlinksHead(locale), backlinkRows(report.backlinks, locale), t.noBacklinksAcquired(period))}
   ${more(report.backlinks.length, 'backlinks')}
 </section>`;
 }
@@ -288,23 +281,34 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     });
   });
 
-  /** The month a link shows: the one asked for up to the current month, else the current month. */
-  const shownMonth = (value: unknown): string => {
-    const asked = validMonth(textField(value));
-    return asked && asked <= currentMonth() ? asked : currentMonth();
+  /** The month a link shows (`reportMonth`), or the page saying why there is no report for the month asked for. */
+  const shownMonth = (value: unknown, token: string): string | SafeHtml => {
+    const checked = reportMonth(textField(value), services.clock.now());
+    if ('month' in checked) return checked.month;
+    return html`<section class="card narrow error-page">
+  <p class="eyebrow">Error 422</p>
+  <h1>No report for this month</h1>
+  <p>${checked.problem}</p>
+  <p><a class="button" href="/share/${token}">Show ${currentMonth()}</a></p>
+</section>`;
   };
 
   app.get<{ Params: { token: string }; Querystring: { month?: string } }>('/share/:token', async (request, reply) => {
     const opened = await services.reportShares.open(request.params.token, request.info);
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
-    const month = shownMonth(request.query.month);
+    const month = shownMonth(request.query.month, request.params.token);
+    if (typeof month !== 'string') return sendSharePage(reply, 'No report for this month', month, 422);
     const report = await loadMonthlyReport(services, opened.actor, opened.site, month);
     await services.reportShares.recordOpen(opened, 'openReportShare', month, 200);
-    return sendSharePage(reply, reportTitle(opened.site, month), sharedReport(report, request.params.token, currentMonth()), 200, [
-      '/assets/vendor/chart.umd.min.js',
-      '/assets/report.js',
-    ]);
+    return sendSharePage(
+      reply,
+      reportTitle(opened.site, month, report.span, reportLocale(opened.site)),
+      sharedReport(report, request.params.token, currentMonth()),
+      200,
+      ['/assets/vendor/chart.umd.min.js', '/assets/report.js'],
+      reportLocale(opened.site).language,
+    );
   });
 
   // One click: the e-mail's link shows a button (link scanners only GET); mail clients POST (RFC 8058).
@@ -326,7 +330,8 @@ ${subscriptionsSection(ui, site.id, await services.reportSubscriptions.list(ui.u
     const opened = await services.reportShares.open(request.params.token, request.info);
     if (!opened) return sendSharePage(reply, 'No such report link', unknownLink, 404);
     if (opened.state !== 'open') return sendSharePage(reply, 'Report link closed', closedLink(opened.state), 410);
-    const month = shownMonth(request.query.month);
+    const month = shownMonth(request.query.month, request.params.token);
+    if (typeof month !== 'string') return sendSharePage(reply, 'No report for this month', month, 422);
     const pdf = await services.htmlPool.renderReportPdf(opened.actor.accountId, await loadMonthlyReport(services, opened.actor, opened.site, month));
     await services.reportShares.recordOpen(opened, 'downloadReportSharePdf', `${month}.pdf`, 200);
     return sendPdf(reply, `site-${opened.site.id}-report-${month}.pdf`, pdf);

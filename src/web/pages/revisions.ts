@@ -18,15 +18,19 @@ const originLabels: Record<RevisionRow['origin'], string> = {
 };
 
 /**
- * The number people see for each revision: 1 for the article's first, counting up, as "version 3"
- * of a document (database ids are shared by every article, so they jump). `revisions` is newest first.
+ * The number people see for each revision id: 1 for the article's first, counting up, as
+ * "version 3" of a document. Pages and their addresses name revisions by it, never by id.
  */
-export function revisionNumbers(revisions: readonly { id: number }[]): Map<number, number> {
-  return new Map(revisions.map((r, index) => [r.id, revisions.length - index]));
+const revisionNumbers = (revisions: readonly RevisionSummary[]): Map<number, number> => new Map(revisions.map((r) => [r.id, r.number]));
+
+/** A revision number from an address: a positive integer, else no revision of the article. */
+function revisionNumber(value: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) throw new AppError('not_found', 'This article has no revision with this number.');
+  return Number(value);
 }
 
-/** "Revision 3" for a revision id of the article shown. */
-type RevisionName = (id: number) => string;
+/** "Revision 3" for a revision number of the article shown. */
+type RevisionName = (number: number) => string;
 
 /** Who made a revision: the user, the API key, the assistant, or the content pipeline. */
 function who(revision: RevisionSummary): SafeHtml {
@@ -97,16 +101,15 @@ function diffSection([a, b, body]: Compared, numbers: Map<number, number>): Safe
 /** The revisions table: choose A and B to compare, restore any earlier one. */
 function revisionTable(ui: UiContext, article: Omit<ArticleRow, 'body'>, revisions: RevisionSummary[], a: number | undefined, b: number | undefined, canEdit: boolean): SafeHtml {
   const currentId = article.current_revision_id ?? revisions[0]?.id;
-  const numbers = revisionNumbers(revisions);
   return html`<form id="compare" method="get" action="/app/articles/${article.id}/revisions/diff"></form>
 ${tableWrap(
   'Revisions, newest first, numbered from the first',
   html`<tr><th scope="col">A</th><th scope="col">B</th><th scope="col">Revision</th><th scope="col">Time</th><th scope="col">Origin</th><th scope="col">Who</th><th scope="col">Reason</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
   revisions.map(
     (r) => html`<tr${r.id === currentId ? html` class="current"` : ''}>
-  <td><input type="radio" form="compare" name="a" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as A"${r.id === a ? html` checked` : ''}></td>
-  <td><input type="radio" form="compare" name="b" value="${r.id}" aria-label="Compare revision ${numbers.get(r.id)!} as B"${r.id === b ? html` checked` : ''}></td>
-  <td data-revision-number>${numbers.get(r.id)!}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
+  <td><input type="radio" form="compare" name="a" value="${r.number}" aria-label="Compare revision ${r.number} as A"${r.id === a ? html` checked` : ''}></td>
+  <td><input type="radio" form="compare" name="b" value="${r.number}" aria-label="Compare revision ${r.number} as B"${r.id === b ? html` checked` : ''}></td>
+  <td data-revision-number>${r.number}${r.id === currentId ? html` <span class="badge badge-current">current</span>` : ''}</td>
   <td>${timestamp(r.created_at)}</td>
   <td>${badge(originLabels[r.origin] ?? r.origin, r.origin)}</td>
   <td>${who(r)}</td>
@@ -115,7 +118,7 @@ ${tableWrap(
     r.id === currentId
       ? html`<span class="muted small">current content</span>`
       : canEdit
-        ? html`<form method="post" action="/app/articles/${article.id}/revisions/${r.id}/restore" data-confirm="Restore revision ${numbers.get(r.id)!}? This makes its content the current content (as a new revision).">
+        ? html`<form method="post" action="/app/articles/${article.id}/revisions/${r.number}/restore" data-confirm="Restore revision ${r.number}? This makes its content the current content (as a new revision).">
       ${csrfField(ui.session.csrfToken)}
       <button type="submit" class="small">Restore</button>
     </form>`
@@ -144,7 +147,7 @@ export async function revisionPages(app: FastifyInstance, options: WebOptions) {
     const site = await services.sites.visible(ui.actor, article.site_id);
     const revisions = await services.revisions.list(article.id);
     const numbers = revisionNumbers(revisions);
-    const name: RevisionName = (id) => (numbers.has(id) ? `Revision ${numbers.get(id)!}` : 'The revision');
+    const name: RevisionName = (number) => (number >= 1 && number <= revisions.length ? `Revision ${number}` : 'The revision');
     const canEdit = article.account_id === ui.user.accountId;
     const a = extra.compare?.[0].id ?? revisions[1]?.id;
     const b = extra.compare?.[1].id ?? revisions[0]?.id;
@@ -194,44 +197,44 @@ ${extra.compare ? diffSection(extra.compare, numbers) : ''}
       const message = () => notice('error', 'Choose two revisions to compare: one in column A and one in column B.');
       return sendPage(reply, ui, await view(ui, article, { message }), 422);
     }
-    const aId = idParam(aText, 'revision');
-    const bId = idParam(bText, 'revision');
-    // One after the other: two large bodies read at once could be joined in one turn of the loop.
-    const a = await services.revisions.get(article.id, aId);
-    const b = await services.revisions.get(article.id, bId);
-    if (!a || !b) throw new AppError('not_found', 'No such revision of this article.');
+    const aNumber = revisionNumber(aText);
+    const bNumber = revisionNumber(bText);
+    // One after the other: two 5 MB bodies read at once could be joined in one turn of the loop.
+    const a = await services.revisions.byNumber(article.id, aNumber);
+    const b = await services.revisions.byNumber(article.id, bNumber);
+    if (!a || !b) throw new AppError('not_found', 'This article has no revision with this number.');
     return sendPage(reply, ui, await view(ui, article, { compare: await compared(ui, a, b) }));
   });
 
-  app.post<{ Params: { id: string; revision: string } }>('/app/articles/:id/revisions/:revision/restore', async (request, reply) => {
+  app.post<{ Params: { id: string; number: string } }>('/app/articles/:id/revisions/:number/restore', async (request, reply) => {
     const ui = uiOf(request);
     const articleId = idParam(request.params.id, 'article');
-    const revisionId = idParam(request.params.revision, 'revision');
+    const number = revisionNumber(request.params.number);
     const article = await services.articles.visibleWithoutBody(ui.actor, articleId);
     if (article.account_id !== ui.user.accountId) {
       throw new AppError('forbidden', 'Staff can read other accounts’ articles but not restore their revisions.');
     }
     try {
-      const result = await services.articleWrites.restore(ui.actor, articleId, revisionId);
+      const result = await services.articleWrites.restore(ui.actor, articleId, number);
       if (result.sanitized.length > 0) {
-        const message = (name: RevisionName) => html`${notice('success', `${name(revisionId)} was restored.`)}${sanitizedNotice(result.sanitized)}`;
+        const message = (name: RevisionName) => html`${notice('success', `${name(number)} was restored.`)}${sanitizedNotice(result.sanitized)}`;
         return sendPage(reply, ui, await view(ui, await services.articles.visibleWithoutBody(ui.actor, articleId), { message }));
       }
-      return reply.redirect(`/app/articles/${articleId}/revisions?restored=${result.changed ? revisionId : 'same'}`, 303);
+      return reply.redirect(`/app/articles/${articleId}/revisions?restored=${result.changed ? number : 'same'}`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500 || error.status === 403) throw error;
       const message = (name: RevisionName) =>
         error.code === 'protected_links_violation'
           ? notice(
               'error',
-              html`<p><strong>${name(revisionId)} was not restored.</strong> Anchorage inserted protected links after that revision was made, and restoring it would remove them. Protected links keep your backlink network intact, so they cannot be dropped — not even by a restore. The links concerned:</p>
+              html`<p><strong>${name(number)} was not restored.</strong> Anchorage inserted protected links after that revision was made, and restoring it would remove them. Protected links keep your backlink network intact, so they cannot be dropped — not even by a restore. The links concerned:</p>
 ${protectedLinkList(error.details.protected_links ?? [])}
 <p>To bring back that revision’s wording, compare it with the current revision below, and copy the parts you want into <a href="/app/articles/${articleId}#edit">the editor</a>, keeping the protected links.</p>`,
             )
           : notice('error', refusal(error));
       // Show the refused revision against the current one, so its wording can be copied over.
       const currentId = article.current_revision_id;
-      const a = await services.revisions.get(articleId, revisionId);
+      const a = await services.revisions.byNumber(articleId, number);
       const b = currentId ? await services.revisions.get(articleId, currentId) : undefined;
       return sendPage(reply, ui, await view(ui, article, { message, compare: a && b ? await compared(ui, a, b) : undefined }), error.status);
     }

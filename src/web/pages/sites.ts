@@ -48,7 +48,7 @@ export async function sitesPages(app: FastifyInstance, options: WebOptions) {
     <h1>Your sites</h1>
     <p class="muted">${account?.name ?? ui.user.email} · ${sites.meta.total} ${sites.meta.total === 1 ? 'site' : 'sites'}</p>
   </div>
-  <div class="actions"><a class="button" href="/app/connect">Connect a site</a></div>
+  <div class="actions"><a class="button" href="/app/connect">API keys and assistants</a></div>
 </div>
 ${
   ui.user.staff
