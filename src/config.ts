@@ -34,6 +34,7 @@ const settingsSchema = z.object({
   SIGNIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(20),
   SIGNIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
   UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  AUTHORIZE_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   MAX_API_KEYS: z.coerce.number().int().min(1).default(100),
   HTML_WORKERS: z.coerce.number().int().min(1).default(availableParallelism()),
   HTML_QUEUE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
@@ -113,6 +114,8 @@ export interface AbuseLimits {
   signInFailuresPerAddress: number;
   /** Requests without a valid key or token per client address and minute (REST and MCP). */
   unauthenticatedPerMinute: number;
+  /** Requests to the OAuth authorization endpoint (which needs no sign-in) per client address and minute. */
+  authorizePerMinute: number;
   /** Active (unrevoked) API keys per account. */
   maxActiveKeys: number;
 }
@@ -155,6 +158,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       signInFailuresPerEmail: e.SIGNIN_FAILURES_PER_EMAIL,
       signInFailuresPerAddress: e.SIGNIN_FAILURES_PER_ADDRESS,
       unauthenticatedPerMinute: e.UNAUTHENTICATED_PER_MINUTE,
+      authorizePerMinute: e.AUTHORIZE_PER_MINUTE,
       maxActiveKeys: e.MAX_API_KEYS,
     },
     htmlPool: {

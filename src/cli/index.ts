@@ -8,6 +8,7 @@ import { migrate } from '../db/migrate.js';
 import { serve } from '../main.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { ImportError, importResultJson } from '../services/import.js';
+import { SiteMoveError } from '../services/sites.js';
 import { UserExistsError } from '../services/users.js';
 import { backup, usePgDump } from './backup.js';
 import { ImportProgressBar } from './import-progress.js';
@@ -19,6 +20,7 @@ const usage = `Usage: anchorage <command>
   key create --email E [--name N] [--read-only]            prints the key id, then the key on the last line
   key revoke ID
   import FILE|-                                            sites, articles and backlinks, all or nothing
+  site move ID --account ACCOUNT_ID|EMAIL                  move a site and all it owns to another account
   backup FILE                                              copy the SQLite database into a new file
   demo                                                     load the demo data set
   recount                                                  rebuild the day and month counters from the rows
@@ -112,6 +114,15 @@ async function main(argv: string[]): Promise<unknown> {
     if (!revoked) throw new UsageError(`no active key with id ${id}`);
     return print(`Key ${id} revoked.`);
   }
+  if (command === 'site' && sub === 'move') {
+    const { values, positionals } = args(rest);
+    const id = Number(positionals[0]);
+    if (positionals.length !== 1 || !Number.isInteger(id) || id < 1 || !values.account) {
+      throw new UsageError('site move needs a site id and --account (an account id or a user e-mail)');
+    }
+    const moved = await withRuntime(({ services }) => services.sites.move(id, values.account!));
+    return print(JSON.stringify(moved));
+  }
   if (command === 'import' && sub !== undefined) {
     const fd = sub === '-' ? 0 : openSync(sub, 'r');
     const progress = ImportProgressBar.forInput(fd);
@@ -148,7 +159,7 @@ async function main(argv: string[]): Promise<unknown> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ImportError) process.stderr.write(`Import failed at ${error.message}\nNothing was imported.\n`);
-  else if (error instanceof UsageError || error instanceof UserExistsError) process.stderr.write(`${error.message}\n`);
+  else if (error instanceof UsageError || error instanceof UserExistsError || error instanceof SiteMoveError) process.stderr.write(`${error.message}\n`);
   else process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

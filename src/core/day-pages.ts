@@ -1,3 +1,5 @@
+import { utcDate } from './time.js';
+
 /**
  * Counts and deep pages without scanning rows. A list ordered by a timestamp (newest first, rows
  * without one last) is a sequence of UTC days, grouped in months; per-day and per-month counts
@@ -90,7 +92,7 @@ const monthOf = (day: string): string => day.slice(0, 7);
 
 function lastDayOf(month: string): string {
   const [year, index] = month.split('-').map(Number) as [number, number];
-  return `${month}-${String(new Date(Date.UTC(year, index, 0)).getUTCDate()).padStart(2, '0')}`;
+  return `${month}-${String(utcDate(year, index, 0).getUTCDate()).padStart(2, '0')}`;
 }
 
 function monthAfter(month: string): string {

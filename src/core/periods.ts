@@ -1,5 +1,5 @@
 import { validationFailed } from './errors.js';
-import { addDays, parseDay, toDay } from './time.js';
+import { addDays, parseDay, toDay, utcDate } from './time.js';
 
 export interface DayRange {
   from: string;
@@ -22,8 +22,8 @@ export function dayProblem(value: string): string | undefined {
 }
 
 function monthRange(year: number, monthIndex: number): DayRange {
-  const first = new Date(Date.UTC(year, monthIndex, 1));
-  const last = new Date(Date.UTC(year, monthIndex + 1, 0));
+  const first = utcDate(year, monthIndex, 1);
+  const last = utcDate(year, monthIndex + 1, 0);
   return { from: toDay(first), to: toDay(last) };
 }
 
@@ -41,7 +41,6 @@ export function periodRange(period: string, now: Date): DayRange | undefined {
   const month = monthPattern.exec(period);
   if (month) {
     const index = Number(month[2]) - 1;
-    // parseDay also refuses years 0000-0099, which Date.UTC would move into the 1900s.
     return index >= 0 && index < 12 && parseDay(`${period}-01`) ? monthRange(Number(month[1]), index) : undefined;
   }
   return parseDay(period) ? { from: period, to: period } : undefined;

@@ -19,11 +19,21 @@ export function toDay(date: Date): string {
 
 const dayPattern = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** Parses a `YYYY-MM-DD` calendar day (UTC); undefined when it is not a real day. */
+/**
+ * Midnight UTC of a day, rolling over as Date.UTC does (day 0 is the month's eve); unlike
+ * Date.UTC, the years 0 to 99 stay themselves instead of moving into the 1900s.
+ */
+export function utcDate(year: number, monthIndex: number, day: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  return date;
+}
+
+/** Parses a `YYYY-MM-DD` calendar day (UTC, years 0000 to 9999); undefined when it is not a real day. */
 export function parseDay(value: string): Date | undefined {
   const m = dayPattern.exec(value);
   if (!m) return undefined;
-  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  const date = utcDate(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   return toDay(date) === value ? date : undefined;
 }
 

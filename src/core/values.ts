@@ -15,3 +15,10 @@ export type BacklinkCategory = (typeof backlinkCategories)[number];
  * ICU data: its first use maps megabytes of the node binary into the process for good.
  */
 export const withThousands = (count: number): string => String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/**
+ * A name as one line: each run of control characters (CR, LF, tab, NEL …) and line or paragraph
+ * separators becomes one space, so that a name never starts a line of its own where it is shown
+ * in text (a report e-mail's body, its subject).
+ */
+export const singleLine = (text: string): string => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').trim();

@@ -10,7 +10,7 @@ import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 import { protectedLinksColumn } from './articles.js';
 import { counterTables, DayCountChanges } from './counters.js';
-import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses } from '../core/values.js';
+import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, singleLine } from '../core/values.js';
 import { type ImportEvent, type ImportList, importEvents, NotJsonError } from './import-reader.js';
 
 const timestamp = z.iso.datetime({ offset: false, precision: 0 });
@@ -56,7 +56,7 @@ const importBacklink = z.strictObject({
 
 const importSite = z.strictObject({
   owner: z.email(),
-  name: text.nullable().optional(),
+  name: text.transform(singleLine).nullable().optional(),
   website_url: httpAddress.nullable().optional(),
   language: text.nullable().optional(),
   country: text.nullable().optional(),

@@ -98,6 +98,7 @@ export function createServices(deps: ServiceDeps) {
       { points: deps.abuse.unauthenticatedPerMinute, duration: 60, keyPrefix: 'anchorage:unauthenticated' },
       deps.redis,
     ),
+    authorizeLimiter: new WindowLimiter({ points: deps.abuse.authorizePerMinute, duration: 60, keyPrefix: 'anchorage:authorize' }, deps.redis),
     uiQueries: new UiQueries(kysely),
     oauth: new OAuthService(kysely, clock),
     housekeeping: new Housekeeping(db, clock, deps.housekeeping),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { reportLocale, type ReportLocale } from '../core/i18n/locale.js';
 import { randomBase62 } from '../core/secrets.js';
 import { type Clock, toDay, toTimestamp } from '../core/time.js';
+import { singleLine } from '../core/values.js';
 import type { Db } from '../db/connect.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import type { Actor } from './actor.js';
@@ -97,7 +98,8 @@ function withChange(current: number, previous: number, locale: ReportLocale): st
 export function reportMessage(report: MonthlyReport, to: string, unsubscribeUrl: string, from: string): SendMailOptions {
   const locale = reportLocale(report.site);
   const { t } = locale;
-  const name = report.site.name ?? t.untitledSite(report.site.id);
+  // Names stored before import made them one line may still hold line breaks.
+  const name = singleLine(report.site.name ?? '') || t.untitledSite(report.site.id);
   const month = locale.month(report.month);
   const { stats, previous } = report;
   const text = [

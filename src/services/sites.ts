@@ -33,6 +33,21 @@ export function toSite(row: SiteRow): Site {
   };
 }
 
+/** A site moved to another account, as `anchorage site move` prints it. */
+export interface SiteMove {
+  site_id: number;
+  account_id: number;
+  previous_account_id: number;
+  articles: number;
+  backlinks: number;
+}
+
+/** Why a site cannot be moved (an operator's mistake: the CLI prints it). */
+export class SiteMoveError extends Error {}
+
+/** Ids are 32-bit integers; a longer number cannot be one (and PostgreSQL would fail on it). */
+const isId = (text: string): boolean => /^\d+$/.test(text) && Number(text) <= 2_147_483_647;
+
 /** Escapes LIKE wildcards so a user's text matches literally. */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -89,10 +104,47 @@ export class SitesService {
     return site;
   }
 
+  /**
+   * Moves a site to another account, named by its id or by one of its users' e-mail (operators:
+   * `anchorage site move`). Migration 019's trigger moves the site's articles, backlinks and
+   * revisions in the same statement. The old account's share links and report e-mails of the site
+   * end with it: they name the account they were made in, which no longer owns the site.
+   */
+  async move(siteId: number, account: string): Promise<SiteMove> {
+    return this.db.transaction().execute(async (trx) => {
+      const site = await trx.selectFrom('sites').select('account_id').where('id', '=', siteId).executeTakeFirst();
+      if (!site) throw new SiteMoveError(`no site with id ${siteId}`);
+      const target = isId(account)
+        ? await trx.selectFrom('accounts').select('id as account_id').where('id', '=', Number(account)).executeTakeFirst()
+        : await trx.selectFrom('users').select('account_id').where('email', '=', account.trim().toLowerCase()).executeTakeFirst();
+      if (!target) throw new SiteMoveError(`no account with id or user e-mail ${account}`);
+      if (target.account_id !== site.account_id) {
+        await trx.updateTable('sites').set({ account_id: target.account_id }).where('id', '=', siteId).execute();
+      }
+      const count = async (table: 'articles' | 'backlinks') =>
+        Number(
+          (
+            await trx
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('site_id', '=', siteId)
+              .where('account_id', '=', target.account_id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      return {
+        site_id: siteId,
+        account_id: target.account_id,
+        previous_account_id: site.account_id,
+        articles: await count('articles'),
+        backlinks: await count('backlinks'),
+      };
+    });
+  }
+
   /** A customer named by user id or e-mail, as the admin `account` filter takes it. */
   private async accountOfCustomer(account: string): Promise<number | undefined> {
-    // User ids are 32-bit integers; a longer number cannot be one (and PostgreSQL would fail on it).
-    const byId = /^\d+$/.test(account) && Number(account) <= 2_147_483_647;
+    const byId = isId(account);
     const user = await this.db
       .selectFrom('users')
       .select('account_id')

@@ -4,13 +4,21 @@ import { randomBase62 } from '../core/secrets.js';
 import type { Services } from '../services/index.js';
 import type { Session, SessionUser } from '../services/sessions.js';
 
-export const sessionCookie = 'anchorage_session';
+/**
+ * The signed-in session. With https the `__Host-` prefix makes browsers take it only Secure, for
+ * Path=/ and without Domain, so no other host (a sibling subdomain included) can set or shadow it;
+ * the unprefixed name is then never read.
+ */
+export const sessionCookie = (secure: boolean): string => (secure ? '__Host-anchorage_session' : 'anchorage_session');
 
 /**
  * An anonymous visitor's CSRF token (double submit: the form must repeat it). With https the
  * `__Host-` prefix keeps any other host, a sibling subdomain included, from setting it.
  */
 export const csrfCookie = (secure: boolean): string => (secure ? '__Host-anchorage_csrf' : 'anchorage_csrf');
+
+/** Both cookies' flags: host-only (no Domain), every path, HttpOnly, SameSite=Lax, Secure with https. */
+const cookieFlags = (secure: boolean) => ({ path: '/', httpOnly: true, sameSite: 'lax' as const, secure });
 
 /** An anonymous visitor: nothing stored, only the CSRF token in its own cookie. */
 export interface AnonymousSession {
@@ -22,15 +30,8 @@ export interface AnonymousSession {
 /** A session stored since sign-in, or an anonymous visitor's. */
 export type VisitorSession = Session | AnonymousSession;
 
-/** Cookie flags: HttpOnly, SameSite=Lax, Secure whenever the public address is https. */
 function setSessionCookie(reply: FastifyReply, session: Session, secure: boolean): void {
-  reply.setCookie(sessionCookie, session.id, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure,
-    maxAge: 7 * 24 * 3600,
-  });
+  reply.setCookie(sessionCookie(secure), session.id, { ...cookieFlags(secure), maxAge: 7 * 24 * 3600 });
 }
 
 /**
@@ -43,20 +44,25 @@ export async function loadSession(
   services: Services,
   secure: boolean,
 ): Promise<VisitorSession> {
-  const id = request.cookies[sessionCookie];
+  const id = request.cookies[sessionCookie(secure)];
   const existing = id ? await services.sessions.find(id) : undefined;
   if (existing) return existing;
   const token = request.cookies[csrfCookie(secure)];
   if (token !== undefined && /^[0-9A-Za-z]{32}$/.test(token)) return { id: undefined, csrfToken: token, user: null };
   const csrfToken = randomBase62(32);
-  reply.setCookie(csrfCookie(secure), csrfToken, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+  reply.setCookie(csrfCookie(secure), csrfToken, cookieFlags(secure));
   return { id: undefined, csrfToken, user: null };
 }
 
 /** Signed in: the stored session's cookie replaces the anonymous CSRF cookie. */
 export function startSignedIn(reply: FastifyReply, session: Session, secure: boolean): void {
   setSessionCookie(reply, session, secure);
-  reply.clearCookie(csrfCookie(secure), { path: '/', httpOnly: true, sameSite: 'lax', secure });
+  reply.clearCookie(csrfCookie(secure), cookieFlags(secure));
+}
+
+/** Signed out: the session's cookie goes (a `__Host-` one only with the flags it was set with). */
+export function endSignedIn(reply: FastifyReply, secure: boolean): void {
+  reply.clearCookie(sessionCookie(secure), cookieFlags(secure));
 }
 
 /** Where to send someone who must sign in first, coming back to `next` afterwards. */

@@ -6,7 +6,7 @@ import { waitingApplication } from '../mcp/oauth/authorize.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { textField } from './context.js';
-import { checkCsrf, loadSession, safeNext, sessionCookie, startSignedIn } from './session.js';
+import { checkCsrf, endSignedIn, loadSession, safeNext, startSignedIn } from './session.js';
 
 /** The posted form as sent: any field may be missing, repeated or (as JSON) of any type. */
 interface SignInForm {
@@ -103,7 +103,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const session = await loadSession(request, reply, services, secure);
     checkCsrf(session, request.body?._csrf);
     if (session.id) await services.sessions.end(session.id);
-    reply.clearCookie(sessionCookie, { path: '/' });
+    endSignedIn(reply, secure);
     return reply.redirect('/app/sign-in', 303);
   });
 }

@@ -106,10 +106,16 @@ describe('periodRange: YYYY-MM and YYYY-MM-DD', () => {
     expect(periodRange('2026-1', now)).toBeUndefined();
   });
 
-  it('a two-digit-year month is not silently moved to the 1900s', () => {
-    // Date.UTC maps years 0-99 to 1900-1999; days of such years are refused, so months are too.
-    expect(periodRange('0050-01', at('2026-06-01T00:00:00Z'))).toBeUndefined();
-    expect(periodRange('0050-01-15', at('2026-06-01T00:00:00Z'))).toBeUndefined();
+  it('a month or day of the years 0000 to 0099 is that month or day, not one of the 1900s', () => {
+    const now = at('2026-06-01T00:00:00Z');
+    expect(periodRange('0050-01', now)).toEqual({ from: '0050-01-01', to: '0050-01-31' });
+    expect(periodRange('0050-01-15', now)).toEqual({ from: '0050-01-15', to: '0050-01-15' });
+    expect(periodRange('0001-01-01', now)).toEqual({ from: '0001-01-01', to: '0001-01-01' });
+    expect(periodRange('0000-12', now)).toEqual({ from: '0000-12-01', to: '0000-12-31' });
+    // The proleptic Gregorian calendar: 4 was a leap year, 100 was not.
+    expect(periodRange('0004-02', now)).toEqual({ from: '0004-02-01', to: '0004-02-29' });
+    expect(periodRange('0100-02-29', now)).toBeUndefined();
+    expect(checkedDayRange('0001-01-01', '2026-12-31')).toEqual({ from: '0001-01-01', to: '2026-12-31' });
   });
 
   it('a day is that day', () => {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connect.js';
@@ -122,6 +123,43 @@ describe(`migrations through Kysely's Migrator (${dialectName})`, () => {
     expect(await recorded(db)).toEqual(names);
     const article = await db.kysely.selectFrom('articles').select('protected_links').executeTakeFirstOrThrow();
     expect(JSON.parse(article.protected_links!)).toHaveLength(1);
+  });
+
+  it('019 gives a moved site’s articles, backlinks and revisions its account, and moves them with it from then on', async () => {
+    const db = (await emptyDatabase())();
+    const before = migrations.filter((m) => m.name < '019_site_owner');
+    const schema = db.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema : undefined;
+    const migrator = new Migrator({
+      db: db.kysely,
+      migrationTableSchema: schema,
+      provider: { getMigrations: async () => Object.fromEntries(before.map((m) => [m.name, { up: (kysely: Kysely<unknown>) => m.up({ db: kysely, dialect: db.dialect }) }])) },
+    });
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    const at = '2026-11-15T12:00:00Z';
+    const account = async (name: string) => (await db.kysely.insertInto('accounts').values({ name, created_at: at }).returning('id').executeTakeFirstOrThrow()).id;
+    const [first, second] = [await account('First'), await account('Second')];
+    const site = (await db.kysely.insertInto('sites').values({ account_id: first, created_at: at } as never).returning('id').executeTakeFirstOrThrow()).id;
+    const article = (
+      await db.kysely
+        .insertInto('articles')
+        .values({ site_id: site, account_id: first, body: '<p>x</p>', created_at: at, updated_at: at } as never)
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    await db.kysely.insertInto('backlinks').values({ site_id: site, account_id: first, category: 'industry' } as never).execute();
+    await db.kysely.insertInto('revisions').values({ article_id: article, account_id: first, body: '<p>x</p>', origin: 'rewrite', created_at: at } as never).execute();
+    // An operator's move before this migration: the rows stayed with the old account.
+    await db.kysely.updateTable('sites').set({ account_id: second }).where('id', '=', site).execute();
+    const owners = async () =>
+      Promise.all(
+        (['articles', 'backlinks', 'revisions'] as const).map(async (table) => (await db.kysely.selectFrom(table).select('account_id').execute()).map((row) => row.account_id)),
+      );
+    expect(await owners()).toEqual([[first], [first], [first]]);
+
+    expect(await migrate(db)).toEqual(['019_site_owner']);
+    expect(await owners()).toEqual([[second], [second], [second]]);
+    await db.kysely.updateTable('sites').set({ account_id: first }).where('id', '=', site).execute();
+    expect(await owners()).toEqual([[first], [first], [first]]);
   });
 
   it.skipIf(!testDatabaseUrl)('let nodes starting together on one PostgreSQL database take turns, old bookkeeping or new', async () => {

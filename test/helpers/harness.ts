@@ -67,6 +67,11 @@ export interface HarnessOptions {
   listen?: boolean;
   /** Receives the listener's log lines (JSON, level info and up) instead of silence. */
   log?: (line: string) => void;
+  /**
+   * A second node of this harness's deployment: its PostgreSQL database (left for that harness to
+   * drop) and its PUBLIC_URL, as nodes behind one load balancer share them. PostgreSQL only.
+   */
+  nodeOf?: Harness;
 }
 
 /** A port that was free a moment ago: PUBLIC_URL must be known before the app is built. */
@@ -81,7 +86,8 @@ export async function freePort(): Promise<number> {
 /** A whole service on a fresh database, served in-process (use `app.inject` or `listen`). */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'anchorage-test-'));
-  const postgres = testDatabaseUrl ? await isolatedPostgresUrl(testDatabaseUrl) : undefined;
+  if (options.nodeOf && !options.nodeOf.settings.databaseUrl) throw new Error('Nodes share a database on PostgreSQL only.');
+  const postgres = testDatabaseUrl && !options.nodeOf ? await isolatedPostgresUrl(testDatabaseUrl) : undefined;
   const port = options.listen ? await freePort() : undefined;
   const settings = loadSettings({
     NODE_ENV: 'test',
@@ -89,8 +95,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     LOG_LEVEL: 'silent',
     // A test that blocks the loop on purpose (or a busy CI machine) is not overload; shedding tests set it.
     OVERLOAD_EVENT_LOOP_DELAY_MS: '0',
+    // A test file signs in through /oauth/authorize more often a minute than a person does; the limit's own test sets it.
+    AUTHORIZE_PER_MINUTE: '100000',
     PUBLIC_URL: port ? `http://127.0.0.1:${port}` : 'http://localhost:3999',
     ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+    ...(options.nodeOf ? { DATABASE_URL: options.nodeOf.settings.databaseUrl!, PUBLIC_URL: options.nodeOf.settings.publicUrl } : {}),
     // Test files share one Redis, and their databases number keys and accounts from 1 alike.
     ...(options.redis && testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}:` } : {}),
     ...options.env,

@@ -172,6 +172,20 @@ describe('validation messages through REST', () => {
     expect(shape.body.fields).toEqual({ period: ['Must be this_month, last_month, last_30_days, a month YYYY-MM or a day YYYY-MM-DD.'] });
   });
 
+  it('takes the first days of the calendar as the days they are', async () => {
+    const answer = async (url: string) => {
+      const response = await rest('GET', url);
+      expect(response.status, url).toBe(200);
+      return (response.body as unknown as { data: unknown }).data;
+    };
+    expect(await answer(`/api/v1/sites/${siteId}/stats?from=0001-01-01&to=2026-12-31`)).toMatchObject({ from: '0001-01-01', to: '2026-12-31', articles_published: 1 });
+    expect(await answer(`/api/v1/sites/${siteId}/stats?period=0099-02`)).toMatchObject({ from: '0099-02-01', to: '0099-02-28', articles_published: 0 });
+    expect(((await answer(`/api/v1/sites/${siteId}/articles?from=0001-01-01`)) as { id: number }[]).map((a) => a.id)).toEqual([articleId]);
+    expect(await answer(`/api/v1/sites/${siteId}/backlinks?from=0000-01-01&to=0001-12-31`)).toEqual([]);
+    const lacking = await rest('GET', `/api/v1/sites/${siteId}/stats?from=0100-02-29&to=0100-03-01`);
+    expect(lacking.body.fields).toEqual({ from: ['The date 0100-02-29 does not exist.'] });
+  });
+
   it('the multipart 413 states its limit, as the JSON one does', async () => {
     const form = multipart([{ name: 'image', value: Buffer.alloc(12 * 1024 * 1024 + 1), filename: 'big.png' }]);
     const response = await rest('POST', `/api/v1/articles/${articleId}/featured-image`, form.payload, { 'content-type': form.contentType });

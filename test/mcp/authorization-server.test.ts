@@ -214,30 +214,37 @@ describe('client ID metadata documents', () => {
       fetched += 1;
       return served;
     });
-    expect(await service.client(documentUrl)).toEqual({
+    const admit = async () => {};
+    // Without an admission nothing is fetched: the sign-in page names known clients only.
+    expect(await service.client(documentUrl)).toBeUndefined();
+    expect(fetched).toBe(0);
+    expect(await service.client(documentUrl, admit)).toEqual({
       clientId: documentUrl,
       kind: 'cimd',
       name: 'Document client',
       redirectUris: ['http://127.0.0.1:8976/callback'],
     });
-    await service.client(documentUrl);
+    await service.client(documentUrl, admit);
     expect(fetched).toBe(1);
     const start = harness.clock.current;
     try {
       harness.clock.set(new Date(start.getTime() + 3_600_001).toISOString());
       served = document({ client_id: 'https://someone-else.example/metadata.json' });
-      await expect(service.client(documentUrl)).rejects.toMatchObject({ error: 'invalid_client' });
+      await expect(service.client(documentUrl, admit)).rejects.toMatchObject({ error: 'invalid_client' });
       served = document({ token_endpoint_auth_method: 'private_key_jwt' });
-      await expect(service.client(documentUrl)).rejects.toMatchObject({ error: 'invalid_client' });
+      await expect(service.client(documentUrl, admit)).rejects.toMatchObject({ error: 'invalid_client' });
       served = document({ redirect_uris: ['http://client.example/cb'] });
-      await expect(service.client(documentUrl)).rejects.toMatchObject({ error: 'invalid_redirect_uri' });
+      await expect(service.client(documentUrl, admit)).rejects.toMatchObject({ error: 'invalid_redirect_uri' });
     } finally {
       harness.clock.current = start;
     }
     const failing = new OAuthService(harness.services.db.kysely, harness.clock, async () => {
-      throw new Error('timed out');
+      throw new Error('connect ECONNREFUSED 203.0.113.9:8443');
     });
-    await expect(failing.client('https://down.example/metadata.json')).rejects.toMatchObject({ error: 'invalid_client' });
+    await expect(failing.client('https://down.example/metadata.json', admit)).rejects.toMatchObject({
+      error: 'invalid_client',
+      message: 'The client metadata document could not be loaded.',
+    });
   });
 
   it('connects the official client by its metadata URL instead of registering', async () => {

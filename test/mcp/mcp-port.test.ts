@@ -97,6 +97,41 @@ describe('the MCP endpoint on its own port', () => {
     expect((await rawMcp(base, portToken)).status).toBe(401);
   });
 
+  it('binds a token asked for without a resource to both addresses; naming one narrows it to that one', async () => {
+    const client = await registerClient(base);
+    const { verifier, challenge } = pkce();
+    const url = authorizationUrl(base, client, challenge);
+    url.searchParams.delete('resource');
+    const { consent, callback } = await authorizeInBrowser(base, url, customer.email);
+    expect(consent).not.toContain('name="resource"');
+    const exchanged = await postForm(base, '/oauth/token', {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      code_verifier: verifier,
+      redirect_uri: client.redirectUri,
+      client_id: client.clientId,
+    });
+    expect(exchanged.status).toBe(200);
+    const token = exchanged.body.access_token as string;
+    expect((await rawMcp(base, token)).status).toBe(200);
+    expect((await rawMcp(mcpBase, token)).status).toBe(200);
+
+    const refresh = (refreshToken: string, resource?: string) =>
+      postForm(base, '/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.clientId, ...(resource ? { resource } : {}) });
+    const both = await refresh(exchanged.body.refresh_token as string);
+    expect(both.status).toBe(200);
+    expect((await rawMcp(base, both.body.access_token as string)).status).toBe(200);
+    expect((await rawMcp(mcpBase, both.body.access_token as string)).status).toBe(200);
+    const portOnly = await refresh(both.body.refresh_token as string, `${mcpBase}/mcp`);
+    expect(portOnly.status).toBe(200);
+    expect((await rawMcp(mcpBase, portOnly.body.access_token as string)).status).toBe(200);
+    expect((await rawMcp(base, portOnly.body.access_token as string)).status).toBe(401);
+    expect(await refresh(portOnly.body.refresh_token as string, `${base}/mcp`)).toEqual({
+      status: 400,
+      body: { error: 'invalid_target', error_description: 'resource differs from the one the token was issued for.' },
+    });
+  });
+
   it('refuses a resource that is neither address, naming both', async () => {
     const client = await registerClient(base);
     const response = await fetch(authorizationUrl(base, client, pkce().challenge, { resource: 'https://elsewhere.example/mcp' }));

@@ -140,4 +140,27 @@ describe('monthly report e-mail', () => {
     expect(january.map((m) => m.to[0]).sort()).toEqual(['boss@example.com', 'late@example.com']);
     expect(january[0]!.raw).toContain('monthly report for December 2026');
   });
+
+  it('keeps a site name with line breaks on one line: at import, and in an e-mail of a name stored before', async () => {
+    h.clock.set('2027-01-05T10:00:00Z');
+    const hostile = 'Evil\r\nBcc: v@x.test\u2028\r\n\r\nInjected';
+    const imported = (await seedSite(h.services, aliceEmail, { name: hostile })).siteId;
+    const stored = await h.services.db.kysely.selectFrom('sites').select('name').where('id', '=', imported).executeTakeFirstOrThrow();
+    expect(stored.name).toBe('Evil Bcc: v@x.test Injected');
+    // As a name imported before this rule was stored.
+    await h.services.db.kysely.updateTable('sites').set({ name: 'Evil\r\nBcc: v@x.test' }).where('id', '=', imported).execute();
+    await signedIn();
+    const form = await browser.get(`/app/sites/${imported}/shares`);
+    expect((await browser.post(`/app/sites/${imported}/subscriptions`, { _csrf: csrfOf(form.body), address: 'evil-report@example.com' })).statusCode).toBe(303);
+
+    h.clock.set('2027-02-01T01:00:00Z');
+    const before = inbox.length;
+    await job().runOnce();
+    const sent = inbox.slice(before);
+    expect(sent.flatMap((m) => m.to)).not.toContain('v@x.test');
+    const mail = sent.find((m) => m.to[0] === 'evil-report@example.com')!.raw;
+    expect(mail).toContain('Subject: Evil Bcc: v@x.test: monthly report for January 2027');
+    expect(mail).toContain('Monthly report for Evil Bcc: v@x.test: January 2027');
+    expect(mail).not.toMatch(/^Bcc:/im);
+  });
 });

@@ -138,4 +138,40 @@ describe(`anonymous visitors (${dialectName})`, () => {
       await secure.close();
     }
   });
+
+  it('behind https sign in with a __Host- session cookie: Secure, Path=/, no Domain; signing out clears it alike', async () => {
+    const secure = await startHarness({ env: { PUBLIC_URL: 'https://anchorage.example' } });
+    try {
+      const user = await createCustomer(secure.services);
+      const browser = new InjectBrowser(secure.app);
+      const signedIn = await browser.signIn(user.email);
+      expect(signedIn.statusCode).toBe(303);
+      const cookie = signedIn.cookies.find((c) => c.name === '__Host-anchorage_session')!;
+      expect(cookie).toBeDefined();
+      expect(cookie).toMatchObject({ secure: true, path: '/', httpOnly: true });
+      expect(cookie.domain).toBeUndefined();
+      expect(signedIn.cookies.find((c) => c.name === 'anchorage_session')).toBeUndefined();
+      expect((await browser.get('/app')).statusCode).toBe(200);
+      // The unprefixed name, which a sibling host could set, signs nobody in there.
+      const plain = await secure.app.inject({ method: 'GET', url: '/app', headers: { cookie: `anchorage_session=${cookie.value}` } });
+      expect(plain.statusCode).toBe(303);
+
+      const signedOut = await browser.post('/app/sign-out', { _csrf: await browser.csrf('/app') });
+      expect(signedOut.statusCode).toBe(303);
+      const cleared = signedOut.cookies.find((c) => c.name === '__Host-anchorage_session')!;
+      expect(cleared).toMatchObject({ value: '', secure: true, path: '/' });
+      expect(cleared.domain).toBeUndefined();
+      const after = await secure.app.inject({ method: 'GET', url: '/app', headers: { cookie: `__Host-anchorage_session=${cookie.value}` } });
+      expect(after.statusCode).toBe(303);
+    } finally {
+      await secure.close();
+    }
+  });
+
+  it('over http keep the plain session cookie name, which https cannot carry', async () => {
+    const browser = new InjectBrowser(h.app);
+    const signedIn = await browser.signIn(customer.email);
+    expect(signedIn.cookies.map((c) => c.name)).toContain('anchorage_session');
+    expect(signedIn.cookies.find((c) => c.name === 'anchorage_session')!.secure).toBeFalsy();
+  });
 });

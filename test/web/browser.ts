@@ -6,7 +6,9 @@ export const password = 'correct horse battery';
 
 /** A minimal browser over `app.inject`: keeps the session and CSRF cookies, reads CSRF tokens from pages. */
 export class InjectBrowser {
+  /** The session cookie's value; its name is `anchorage_session`, or `__Host-anchorage_session` behind https. */
   cookie: string | undefined;
+  sessionCookieName = 'anchorage_session';
   /** An anonymous visitor's CSRF cookie (name and value). */
   csrfCookie: string | undefined;
   last: LightMyRequestResponse | undefined;
@@ -18,8 +20,11 @@ export class InjectBrowser {
   ) {}
 
   private remember(response: LightMyRequestResponse): LightMyRequestResponse {
-    const set = response.cookies.find((c) => c.name === 'anchorage_session');
-    if (set) this.cookie = set.value ? set.value : undefined;
+    const set = response.cookies.find((c) => c.name.endsWith('anchorage_session'));
+    if (set) {
+      this.sessionCookieName = set.name;
+      this.cookie = set.value ? set.value : undefined;
+    }
     const csrf = response.cookies.find((c) => c.name.endsWith('anchorage_csrf'));
     if (csrf) this.csrfCookie = csrf.value ? `${csrf.name}=${csrf.value}` : undefined;
     this.last = response;
@@ -27,7 +32,7 @@ export class InjectBrowser {
   }
 
   private headers(): Record<string, string> {
-    const cookies = [this.cookie ? `anchorage_session=${this.cookie}` : undefined, this.csrfCookie].filter(Boolean);
+    const cookies = [this.cookie ? `${this.sessionCookieName}=${this.cookie}` : undefined, this.csrfCookie].filter(Boolean);
     return cookies.length > 0 ? { cookie: cookies.join('; ') } : {};
   }
 

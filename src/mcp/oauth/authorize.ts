@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
 import { logStorageFailure, toAppError } from '../../http/errors.js';
 import type { Services } from '../../services/index.js';
-import { type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
+import type { LimitState } from '../../services/limits.js';
+import { everyResource, type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
 import { html } from '../../web/html.js';
 import { page } from '../../web/layout.js';
 import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from '../../web/session.js';
@@ -20,8 +21,8 @@ interface AuthorizationRequest {
   /** Whether the client asked to edit (it may be granted read only). */
   asksWrite: boolean;
   scope: string | undefined;
-  /** The MCP address the token will be for (RFC 8707). */
-  resource: string;
+  /** The MCP address the client named (RFC 8707); when it named none, its token is for each of ours. */
+  resource: string | undefined;
 }
 
 /**
@@ -34,6 +35,8 @@ class RequestProblem extends Error {
   constructor(
     readonly error: string,
     description: string,
+    readonly status = 400,
+    readonly retryAfter?: number,
   ) {
     super(description);
   }
@@ -41,13 +44,20 @@ class RequestProblem extends Error {
 
 const challengePattern = /^[A-Za-z0-9_-]{43}$/;
 
-/** Checks an authorization request: client and redirect URI first, then everything else. */
-async function checkRequest(services: Services, urls: OAuthUrls, params: unknown): Promise<AuthorizationRequest> {
+/** A refusal over a per-address limit: 429 with Retry-After. */
+const overLimit = (window: LimitState, what: string): RequestProblem =>
+  new RequestProblem('temporarily_unavailable', `At most ${window.limit} ${what} from one address; try again in ${window.retryAfter} s.`, 429, window.retryAfter);
+
+/**
+ * Checks an authorization request: client and redirect URI first, then everything else. A client
+ * described by a metadata document is fetched only through `admitFetch`, which counts it.
+ */
+async function checkRequest(services: Services, urls: OAuthUrls, params: unknown, admitFetch?: () => Promise<void>): Promise<AuthorizationRequest> {
   const clientId = param(params, 'client_id');
   if (!clientId) throw new RequestProblem('invalid_request', 'The request does not say which application is asking (client_id is missing).');
   let client: OAuthClient | undefined;
   try {
-    client = await services.oauth.client(clientId);
+    client = await services.oauth.client(clientId, admitFetch);
   } catch (error) {
     if (error instanceof OAuthProblem) throw new RequestProblem(error.error, error.message);
     throw error;
@@ -65,8 +75,8 @@ async function checkRequest(services: Services, urls: OAuthUrls, params: unknown
     throw new RequestProblem('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   }
   const named = param(params, 'resource');
-  const resource = named === undefined ? urls.resources[0]! : ourResource(urls, named);
-  if (resource === undefined) throw new RequestProblem('invalid_target', otherResourceMessage(urls));
+  const resource = named === undefined ? undefined : ourResource(urls, named);
+  if (named !== undefined && resource === undefined) throw new RequestProblem('invalid_target', otherResourceMessage(urls));
   // Every connection needs the user's Allow, so a request that must not show a page cannot succeed.
   if ((param(params, 'prompt') ?? '').split(' ').includes('none')) {
     throw new RequestProblem('consent_required', 'The user must sign in and allow access.');
@@ -130,7 +140,8 @@ const nameOf = (client: OAuthClient): string => client.name ?? 'An unnamed appli
 
 /**
  * The application waiting behind a sign-in: when `next` (a path of ours) is a valid authorization
- * request, its client's name as the consent page shows it; otherwise undefined.
+ * request of a client already known (nothing is fetched), its name as the consent page shows it;
+ * otherwise undefined.
  */
 export async function waitingApplication(services: Services, settings: Settings, next: string): Promise<string | undefined> {
   const url = new URL(next, settings.publicUrl);
@@ -203,10 +214,25 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   const secure = settings.publicUrl.startsWith('https://');
   formBodyParser(app, services.htmlPool);
 
-  /** A failed check: our own 400 page naming the OAuth error, never a redirect. */
+  /** A failed check: our own page (400, or 429 over a limit) naming the OAuth error, never a redirect. */
   const refuse = (reply: FastifyReply, error: unknown) => {
-    if (error instanceof RequestProblem) return problemPage(reply, 400, `${error.message} (${error.error})`);
-    throw error;
+    if (!(error instanceof RequestProblem)) throw error;
+    if (error.retryAfter !== undefined) reply.header('retry-after', error.retryAfter);
+    return problemPage(reply, error.status, `${error.message} (${error.error})`);
+  };
+
+  /**
+   * Anyone may open this endpoint without signing in, and an unknown https client id makes the
+   * server fetch its document: each address gets a window of requests, checked before anything
+   * else, and each fetch counts as a new client under the registration limit.
+   */
+  const admitRequest = async (request: FastifyRequest) => {
+    const window = await services.authorizeLimiter.consume(request.ip);
+    if (!window.allowed) throw overLimit(window, 'authorization requests a minute');
+  };
+  const admitFetch = (request: FastifyRequest) => async () => {
+    const window = await services.registrationLimiter.consume(`ip:${request.ip}`);
+    if (!window.allowed) throw overLimit(window, 'new applications an hour');
   };
 
   app.setErrorHandler((error, request, reply) => {
@@ -220,7 +246,8 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
   app.get('/oauth/authorize', async (request, reply) => {
     let checked: AuthorizationRequest;
     try {
-      checked = await checkRequest(services, urls, request.query);
+      await admitRequest(request);
+      checked = await checkRequest(services, urls, request.query, admitFetch(request));
     } catch (error) {
       return refuse(reply, error);
     }
@@ -235,7 +262,8 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     if (!session.user) return problemPage(reply, 403, 'You were signed out. Start the connection again from the application.');
     let checked: AuthorizationRequest;
     try {
-      checked = await checkRequest(services, urls, request.body);
+      await admitRequest(request);
+      checked = await checkRequest(services, urls, request.body, admitFetch(request));
     } catch (error) {
       return refuse(reply, error);
     }
@@ -248,7 +276,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
       userId: session.user.userId,
       redirectUri: checked.redirectUri,
       codeChallenge: checked.codeChallenge,
-      resource: checked.resource,
+      resource: checked.resource ?? everyResource(urls.resources),
       scope: scopeOf(checked.asksWrite && param(request.body, 'access') === 'write'),
     });
     return reply.redirect(callbackUrl(urls, checked.redirectUri, checked.state, { code }), 303);

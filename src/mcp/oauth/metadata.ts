@@ -13,7 +13,7 @@ export interface OAuthUrls {
   /** The resource the listener at hand serves. */
   resource: string;
   resourceMetadataUrl: string;
-  /** Every resource the authorization server issues tokens for; the first when a request names none. */
+  /** Every resource the authorization server issues tokens for; all of them when a request names none. */
   resources: readonly string[];
 }
 

@@ -100,16 +100,22 @@ export class OAuthClients {
   /**
    * The client of an authorization request: registered, or described by the metadata document
    * at its https client id (fetched, checked, and kept for an hour). Undefined when unknown.
+   * `admitFetch` runs before every fetch, and may refuse it; without it nothing is fetched, and a
+   * document client is known only as it was last kept.
    */
-  async client(clientId: string): Promise<OAuthClient | undefined> {
+  async client(clientId: string, admitFetch?: () => Promise<void>): Promise<OAuthClient | undefined> {
     const known = await this.known(clientId);
     if (!isMetadataDocumentUrl(clientId)) return known?.client.kind === 'dcr' ? known.client : undefined;
-    if (known && this.clock.now().getTime() - Date.parse(known.fetchedAt) < documentCacheMs) return known.client;
+    if (known && (!admitFetch || this.clock.now().getTime() - Date.parse(known.fetchedAt) < documentCacheMs)) return known.client;
+    if (!admitFetch) return undefined;
+    await admitFetch();
     let document: unknown;
     try {
       document = await this.fetchDocument(clientId);
-    } catch (error) {
-      throw new OAuthProblem('invalid_client', `The client metadata document could not be loaded: ${(error as Error).message}`);
+    } catch {
+      // One answer for every failure: telling a refused connection from a timeout or a status
+      // would let anyone probe hosts and ports through this server.
+      throw new OAuthProblem('invalid_client', 'The client metadata document could not be loaded.');
     }
     const metadata = acceptedMetadata(document);
     const declared = document as { client_id?: unknown; token_endpoint_auth_method?: unknown; client_secret?: unknown };

@@ -7,6 +7,7 @@ import type { OAuthClients } from './clients.js';
 import type { OAuthGrants } from './grants.js';
 import { pkceHolds } from './pkce.js';
 import { invalidGrant, OAuthProblem } from './problems.js';
+import { narrowedResource } from './resources.js';
 import { issueTokens, type TokenSet } from './tokens.js';
 
 const codeSeconds = 600;
@@ -54,28 +55,29 @@ export class OAuthCodes {
     await this.clients.require(input.clientId);
     const now = toTimestamp(this.clock.now());
     const codeHash = sha256(input.code);
-    // Marking the code used comes first and on its own: a failed attempt still spends it.
-    const code = await this.db
-      .updateTable('oauth_codes')
-      .set({ used_at: now })
-      .where('code_hash', '=', codeHash)
-      .where('used_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    if (!code) {
-      const spent = await this.db.selectFrom('oauth_codes').select('grant_id').where('code_hash', '=', codeHash).executeTakeFirst();
-      // RFC 6749 §4.1.2: a code presented twice revokes what it was exchanged for.
-      if (spent?.grant_id) await this.grants.revoke(spent.grant_id);
-      throw invalidGrant(spent ? 'The authorization code was used already.' : 'The authorization code is unknown.');
-    }
-    if (code.expires_at <= now) throw invalidGrant('The authorization code has expired.');
-    if (code.client_id !== input.clientId) throw invalidGrant('The authorization code was issued to another client.');
-    if (code.redirect_uri !== input.redirectUri) throw invalidGrant('redirect_uri differs from the authorization request.');
-    if (!pkceHolds(input.codeVerifier, code.code_challenge)) throw invalidGrant('The PKCE code_verifier does not match.');
-    if (input.resource !== undefined && input.resource !== code.resource) {
-      throw new OAuthProblem('invalid_target', 'resource differs from the authorization request.');
-    }
-    return this.db.transaction().execute(async (trx) => {
+    // One transaction marks the code used and opens the connection: the request that marks it
+    // holds the row until its grant is recorded, so a request racing it with the same code waits,
+    // finds the code spent with that grant, and revokes it (RFC 6749 §4.1.2). A refusal is
+    // returned, not thrown, so that it commits: a failed attempt still spends the code.
+    const outcome = await this.db.transaction().execute(async (trx): Promise<TokenSet | OAuthProblem> => {
+      const code = await trx
+        .updateTable('oauth_codes')
+        .set({ used_at: now })
+        .where('code_hash', '=', codeHash)
+        .where('used_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+      if (!code) {
+        const spent = await trx.selectFrom('oauth_codes').select('grant_id').where('code_hash', '=', codeHash).executeTakeFirst();
+        if (spent?.grant_id) await this.grants.revoke(spent.grant_id, trx);
+        return invalidGrant(spent ? 'The authorization code was used already.' : 'The authorization code is unknown.');
+      }
+      if (code.expires_at <= now) return invalidGrant('The authorization code has expired.');
+      if (code.client_id !== input.clientId) return invalidGrant('The authorization code was issued to another client.');
+      if (code.redirect_uri !== input.redirectUri) return invalidGrant('redirect_uri differs from the authorization request.');
+      if (!pkceHolds(input.codeVerifier, code.code_challenge)) return invalidGrant('The PKCE code_verifier does not match.');
+      const resource = narrowedResource(code.resource, input.resource, 'the authorization request');
+      if (resource instanceof OAuthProblem) return resource;
       const user = await trx.selectFrom('users').select('account_id').where('id', '=', code.user_id).executeTakeFirstOrThrow();
       const grant = await trx
         .insertInto('oauth_grants')
@@ -83,7 +85,9 @@ export class OAuthCodes {
         .returning('id')
         .executeTakeFirstOrThrow();
       await trx.updateTable('oauth_codes').set({ grant_id: grant.id }).where('code_hash', '=', codeHash).execute();
-      return issueTokens(trx, this.clock, grant.id, code.scope, code.resource);
+      return issueTokens(trx, this.clock, grant.id, code.scope, resource);
     });
+    if (outcome instanceof OAuthProblem) throw outcome;
+    return outcome;
   }
 }

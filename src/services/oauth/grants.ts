@@ -65,9 +65,12 @@ export class OAuthGrants {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /** Every token of a revoked grant fails from then on: authentication and refresh check the grant. */
-  async revoke(grantId: number): Promise<void> {
-    await this.db
+  /**
+   * Every token of a revoked grant fails from then on: authentication and refresh check the grant.
+   * `conn` is the caller's transaction when the revocation must commit with it.
+   */
+  async revoke(grantId: number, conn: Kysely<Database> = this.db): Promise<void> {
+    await conn
       .updateTable('oauth_grants')
       .set({ revoked_at: toTimestamp(this.clock.now()) })
       .where('id', '=', grantId)

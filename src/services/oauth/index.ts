@@ -13,6 +13,7 @@ export { type DocumentFetcher, fetchClientMetadataDocument, isMetadataDocumentUr
 export { s256 } from './pkce.js';
 export { type OAuthErrorCode, OAuthProblem } from './problems.js';
 export { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
+export { everyResource } from './resources.js';
 export { readScope, requestsWrite, scopeOf, scopesOf, supportedScopes, writeScope } from './scopes.js';
 export type { TokenSet } from './tokens.js';
 
@@ -34,7 +35,7 @@ export class OAuthService {
   }
 
   register: OAuthClients['register'] = (input, admitNew) => this.clients.register(input, admitNew);
-  client: OAuthClients['client'] = (clientId) => this.clients.client(clientId);
+  client: OAuthClients['client'] = (clientId, admitFetch) => this.clients.client(clientId, admitFetch);
   issueCode: OAuthCodes['issue'] = (input) => this.codes.issue(input);
   exchangeCode: OAuthCodes['exchange'] = (input) => this.codes.exchange(input);
   refresh: OAuthTokens['refresh'] = (input) => this.tokens.refresh(input);

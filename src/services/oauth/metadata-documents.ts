@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** A client id that names a Client ID Metadata Document: https, a path, nothing ambiguous. */
 export function isMetadataDocumentUrl(clientId: string): boolean {
@@ -23,8 +24,8 @@ export function isMetadataDocumentUrl(clientId: string): boolean {
   );
 }
 
-/** Addresses a fetched client metadata URL must never reach: private, loopback, link-local, reserved. */
-const nonPublic = new BlockList();
+/** IPv4 addresses a fetched client metadata URL must never reach: private, loopback, link-local, reserved. */
+const nonPublicIPv4 = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -41,24 +42,59 @@ for (const [network, prefix] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  nonPublic.addSubnet(network, prefix, 'ipv4');
-}
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are checked against the IPv4 rules by BlockList itself.
-for (const [network, prefix] of [
-  ['::', 127],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  nonPublic.addSubnet(network, prefix, 'ipv6');
+  nonPublicIPv4.addSubnet(network, prefix, 'ipv4');
 }
 
+/** IPv6 networks that are not public in themselves (the forms that carry an IPv4 address are checked by it). */
+const nonPublicIPv6 = new BlockList();
+for (const [network, prefix] of [
+  // NAT64 for local use (RFC 8215): never global, whatever it carries.
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:2::', 48],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const) {
+  nonPublicIPv6.addSubnet(network, prefix, 'ipv6');
+}
+
+/** The four bytes at `offset` of an IPv6 address, inverted for Teredo's obfuscated client address. */
+const ipv4At = (bytes: number[], offset: number, inverted = false): string =>
+  bytes.slice(offset, offset + 4).map((byte) => (inverted ? byte ^ 0xff : byte)).join('.');
+
+/** IPv6 forms that carry an IPv4 address, by their prefix, and where it sits (RFC 4291, 6145, 6052, 3056, 4380). */
+const ipv4Carriers: { network: [ipaddr.IPv6, number]; carried: (bytes: number[]) => string[] }[] = [
+  // IPv4-mapped ::ffff:a.b.c.d, and IPv4-compatible ::a.b.c.d (:: and ::1 fall in 0.0.0.0/8).
+  { network: ipaddr.IPv6.parseCIDR('::ffff:0:0/96'), carried: (bytes) => [ipv4At(bytes, 12)] },
+  { network: ipaddr.IPv6.parseCIDR('::/96'), carried: (bytes) => [ipv4At(bytes, 12)] },
+  // IPv4-translated (SIIT) ::ffff:0:a.b.c.d.
+  { network: ipaddr.IPv6.parseCIDR('::ffff:0:0:0/96'), carried: (bytes) => [ipv4At(bytes, 12)] },
+  // NAT64's well-known prefix 64:ff9b::a.b.c.d.
+  { network: ipaddr.IPv6.parseCIDR('64:ff9b::/96'), carried: (bytes) => [ipv4At(bytes, 12)] },
+  // 6to4 2002:AABB:CCDD::/48.
+  { network: ipaddr.IPv6.parseCIDR('2002::/16'), carried: (bytes) => [ipv4At(bytes, 2)] },
+  // Teredo 2001:0:SSSS:SSSS:…:~CCCC:~CCCC: the server's address, and the client's inverted.
+  { network: ipaddr.IPv6.parseCIDR('2001::/32'), carried: (bytes) => [ipv4At(bytes, 4), ipv4At(bytes, 12, true)] },
+];
+
+/** The IPv4 addresses an IPv6 address carries (none for a plain IPv6 address). */
+export function carriedIPv4(address: ipaddr.IPv6): string[] {
+  const carrier = ipv4Carriers.find(({ network }) => address.match(network));
+  return carrier ? carrier.carried(address.toByteArray()) : [];
+}
+
+/** Whether an address (IPv4 or IPv6, in any form that carries an IPv4 address) is one a fetch may reach. */
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (isIP(address) === 0) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return !nonPublicIPv4.check(parsed.toString(), 'ipv4');
+  const ipv6 = parsed as ipaddr.IPv6;
+  if (nonPublicIPv6.check(ipv6.toNormalizedString(), 'ipv6')) return false;
+  return carriedIPv4(ipv6).every((ipv4) => !nonPublicIPv4.check(ipv4, 'ipv4'));
 }
 
 /** Resolves like dns.lookup, but fails when any address is not public, so a rebinding name cannot slip through. */

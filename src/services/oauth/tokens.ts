@@ -7,6 +7,7 @@ import type { Actor, RequestInfo } from '../actor.js';
 import type { OAuthClients } from './clients.js';
 import type { OAuthGrants } from './grants.js';
 import { invalidGrant, OAuthProblem } from './problems.js';
+import { narrowedResource, resourcesOf } from './resources.js';
 import { scopesOf } from './scopes.js';
 
 export interface TokenSet {
@@ -79,22 +80,28 @@ export class OAuthTokens {
     }
     if (token.revoked_at !== null || token.grant_revoked_at !== null) throw invalidGrant('The connection has been revoked.');
     if (token.expires_at <= now) throw invalidGrant('The refresh token has expired.');
-    if (input.resource !== undefined && input.resource !== token.resource) {
-      throw new OAuthProblem('invalid_target', 'resource differs from the one the token was issued for.');
-    }
-    return this.db.transaction().execute(async (trx) => {
+    const resource = narrowedResource(token.resource, input.resource, 'the one the token was issued for');
+    if (resource instanceof OAuthProblem) throw resource;
+    const outcome = await this.db.transaction().execute(async (trx): Promise<TokenSet | OAuthProblem> => {
       const rotated = await trx
         .updateTable('oauth_tokens')
         .set({ rotated_at: now })
         .where('token_hash', '=', tokenHash)
         .where('rotated_at', 'is', null)
         .executeTakeFirst();
-      // Two requests raced with one token: one of them is a replay.
-      if (Number(rotated.numUpdatedRows) === 0) throw invalidGrant('The refresh token was used already.');
+      // Two requests raced with one token, and only one can rotate it: the other is a replay, and
+      // the revocation commits with this transaction (returned, not thrown), ending what the
+      // winner was issued too.
+      if (Number(rotated.numUpdatedRows) === 0) {
+        await this.grants.revoke(token.grant_id, trx);
+        return invalidGrant('The refresh token was used already; the connection has been revoked.');
+      }
       // Housekeeping: the connection's expired tokens can do nothing any more.
       await trx.deleteFrom('oauth_tokens').where('grant_id', '=', token.grant_id).where('expires_at', '<=', now).execute();
-      return issueTokens(trx, this.clock, token.grant_id, token.scope, token.resource);
+      return issueTokens(trx, this.clock, token.grant_id, token.scope, resource);
     });
+    if (outcome instanceof OAuthProblem) throw outcome;
+    return outcome;
   }
 
   /**
@@ -117,7 +124,7 @@ export class OAuthTokens {
       .execute();
   }
 
-  /** The actor of a valid access token issued for `expectedResource`, or undefined. */
+  /** The actor of a valid access token bound to `expectedResource` (among others, if it names none), or undefined. */
   async authenticate(accessToken: string, expectedResource: string, request: RequestInfo | null): Promise<Actor | undefined> {
     if (!accessTokenPattern.test(accessToken)) return undefined;
     const row = await this.db
@@ -130,7 +137,7 @@ export class OAuthTokens {
       .where('oauth_tokens.expires_at', '>', toTimestamp(this.clock.now()))
       .where('oauth_grants.revoked_at', 'is', null)
       .executeTakeFirst();
-    if (!row || row.resource !== expectedResource) return undefined;
+    if (!row || !resourcesOf(row.resource).includes(expectedResource)) return undefined;
     this.grants.touch(row.grant_id);
     return {
       accountId: row.account_id,
