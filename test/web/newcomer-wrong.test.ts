@@ -126,7 +126,6 @@ describe('creating an API key in the UI (POST-redirect-GET)', () => {
 describe('sign-in lock', () => {
   it('after five failed sign-ins the page states the README’s one-minute lock and the wait Retry-After gives', async () => {
     expect(readme).toContain('| Failed UI sign-ins for one e-mail from one address | 5 within 15 minutes, then locked for 1 minute | 429 page: “Sign-in is locked for 1 minute; try again in N seconds” (N = `Retry-After`) |');
-    expect(readme).toContain('five\nfor one e-mail from one address lock that pair for one minute');
     const victim = await createCustomer(h.services);
     const browser = new InjectBrowser(h.app);
     for (let i = 0; i < 5; i += 1) {
@@ -142,55 +141,3 @@ describe('sign-in lock', () => {
   });
 });
 
-/** The README's PATCH example with `"all": true`: its article id, its body and its headers. */
-function readmePatchExample(): { articleId: number; idempotencyKey: string; body: { title?: string; replacements: { find: string; replace?: string; all?: boolean }[]; reason?: string } } {
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  const example = blocks.find((block) => block.includes('curl -X PATCH') && block.includes('"all": true'));
-  if (!example) throw new Error('README has no PATCH example with "all": true');
-  const url = /\/api\/v1\/articles\/(\d+)/.exec(example);
-  const key = /-H 'Idempotency-Key: ([^']+)'/.exec(example);
-  const body = /-d '([\s\S]*?)'/.exec(example);
-  if (!url || !key || !body) throw new Error('README PATCH example not understood');
-  return { articleId: Number(url[1]), idempotencyKey: key[1]!, body: JSON.parse(body[1]!) };
-}
-
-const imagesOf = (body: string) => [...body.matchAll(/<img\b[^>]*>/g)].map((m) => m[0]);
-
-describe('the README’s PATCH example with "all": true', () => {
-  it('is safe to copy against the demo data: it saves, and every image address is unchanged and resolves', async () => {
-    const demoHarness = await startHarness();
-    try {
-      const demo = await demoHarness.services.demo.load();
-      const example = readmePatchExample();
-      expect(example.body.replacements.some((r) => r.all === true)).toBe(true);
-      const auth = { authorization: `Bearer ${demo.apiKey}` };
-      const before = (await demoHarness.app.inject({ url: `/api/v1/articles/${example.articleId}`, headers: auth })).json().data;
-      const images = imagesOf(before.body);
-      expect(images.length).toBeGreaterThan(0);
-
-      const response = await demoHarness.app.inject({
-        method: 'PATCH',
-        url: `/api/v1/articles/${example.articleId}`,
-        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': example.idempotencyKey },
-        payload: JSON.stringify(example.body),
-      });
-      expect(response.statusCode, response.body).toBe(200);
-      const after = response.json().data;
-      expect(after.body).not.toBe(before.body);
-      if (example.body.title) expect(after.title).toBe(example.body.title);
-      // Each find with all: true changed text only: the image elements are byte for byte the same.
-      expect(imagesOf(after.body)).toEqual(images);
-      expect(after.featured_image_url).toBe(before.featured_image_url);
-      for (const image of imagesOf(after.body)) {
-        const src = /\bsrc="([^"]*)"/.exec(image)![1]!;
-        const own = src.startsWith('/') ? src : src.startsWith(demoHarness.settings.publicUrl) ? src.slice(demoHarness.settings.publicUrl.length) : undefined;
-        if (own === undefined) continue;
-        const fetched = await demoHarness.app.inject({ url: own });
-        expect(fetched.statusCode, src).toBe(200);
-        expect(fetched.headers['content-type'], src).toMatch(/^image\//);
-      }
-    } finally {
-      await demoHarness.close();
-    }
-  });
-});
