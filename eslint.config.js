@@ -44,5 +44,5 @@ export default tseslint.config(
   },
   { files: ['test/**'], rules: { 'no-console': 'off' } },
   { files: ['src/web/assets/**/*.js'], languageOptions: { globals: globals.browser } },
-  { files: ['bench/**', 'bin/**', 'scripts/**', '**/*.mjs', '*.js'], languageOptions: { globals: globals.node }, rules: { 'no-console': 'off' } },
+  { files: ['bench/**', 'bin/**', 'scripts/**', '**/*.mjs', '*.js', '*.cjs'], languageOptions: { globals: globals.node }, rules: { 'no-console': 'off' } },
 );

@@ -1,8 +1,32 @@
 import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
-import type { HousekeepingSettings } from './services/housekeeping.js';
-import type { HtmlPoolSettings } from './services/html-pool.js';
+
+export interface HtmlPoolSettings {
+  /** Worker threads (at least two are started: see `largeTaskChars`). */
+  threads: number;
+  /** Characters (current body + the change's text) that may wait for a thread; more are refused (429). */
+  maxQueuedChars: number;
+  /** Changes smaller than this (characters of current body + the longest body they produce: `changeSize`) run inline. */
+  inlineBelow: number;
+  /** Pooled tasks one account may have waiting or running; more are refused (429). */
+  perAccount: number;
+  /** Milliseconds a task may run before it is stopped (422). */
+  timeoutMs: number;
+  /**
+   * The old generation a thread's heap may reach (MB, default 256); a task that needs more is
+   * stopped (422). Under this bound V8 also collects sooner; the densest legitimate bodies fit well
+   * within the default (docs/decisions/0001-worker-pool-for-large-html.md).
+   */
+  heapMb?: number;
+}
+
+export interface HousekeepingSettings {
+  /** Time between scheduled passes; 0 schedules none (run `anchorage housekeeping` instead). */
+  intervalMs: number;
+  /** Activity-log records older than this many days are deleted. */
+  activityRetentionDays: number;
+}
 
 const optionalUrl = z.url().optional();
 

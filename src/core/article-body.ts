@@ -13,11 +13,10 @@ import {
   MAX_BODY_LENGTH,
   plainTextReplacements,
   protectedAnchorKeysOf,
-  type Replacement,
-  type ReplacementFailure,
   sanitizeAndScan,
   violatedAmong,
 } from './html.js';
+import type { Replacement, ReplacementFailure } from './replacement.js';
 
 /** A whole new body, or replacements in the current one (none: the body stays as it is). */
 export type BodyChange = { body: string } | { replacements: readonly Replacement[] };

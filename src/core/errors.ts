@@ -1,4 +1,4 @@
-import type { ExplainedFailure } from './near-match.js';
+import type { ExplainedFailure } from './replacement.js';
 
 /** The one error catalogue of decisions.md: every error the service answers with is one of these. */
 export const errorCatalogue = {

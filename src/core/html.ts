@@ -10,6 +10,7 @@ import sanitizeHtml from 'sanitize-html';
 import { validationFailed, type ProtectedLink } from './errors.js';
 import { withThousands } from './values.js';
 import { closeUnclosedContainers, type ContainerReport, hasFormattingControls, withoutFormattingControls } from './html-containers.js';
+import type { Replacement, ReplacementFailure } from './replacement.js';
 
 const MARKER = 'data-service-protected';
 // Attribute names are case-insensitive in HTML; a cheap test lets marker-free bodies skip a parse.
@@ -515,17 +516,6 @@ export function violatedAmong(protectedBefore: readonly ProtectedAnchorKey[], af
     else violated.push(link);
   }
   return violated;
-}
-
-export interface Replacement {
-  find: string;
-  replace?: string;
-  all?: boolean;
-}
-
-export interface ReplacementFailure {
-  index: number;
-  matches: number;
 }
 
 /**

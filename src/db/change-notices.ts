@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { changesChannel, type ChangeTopic, changeTopics } from './migrations/013_change_notices.js';
+import { changesChannel, type ChangeTopic, changeTopics } from './change-topics.js';
 
 /** How often (ms) a listening process sends itself a heartbeat notice. */
 export const heartbeatMs = 1_000;

@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import type { Db, DialectName } from './connect.js';
 import type { Database } from './schema.js';
-import type { AnchorageMigration } from './migrations/columns.js';
+import type { AnchorageMigration, MigrationContext } from './migrations/columns.js';
+import { protectedLinksOf } from '../core/html.js';
 import { foundation } from './migrations/001_foundation.js';
 import { sessions } from './migrations/002_sessions.js';
 import { writes } from './migrations/003_writes.js';
@@ -40,11 +41,14 @@ const legacyNames: Record<string, string> = { '003_oauth': '004_oauth', '004_wri
 /** The advisory lock the hand-written runner took, so that it and the adoption take turns. */
 const legacyLockId = 7321001;
 
+/** What a migration runs with: the database, its dialect and today's derivations. */
+export const migrationContext = (db: MigrationContext['db'], dialect: DialectName): MigrationContext => ({ db, dialect, protectedLinksOf });
+
 class ListedMigrations implements MigrationProvider {
   constructor(private readonly dialect: DialectName) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
-    return Object.fromEntries(migrations.map((m): [string, Migration] => [m.name, { up: (db) => m.up({ db, dialect: this.dialect }) }]));
+    return Object.fromEntries(migrations.map((m): [string, Migration] => [m.name, { up: (db) => m.up(migrationContext(db, this.dialect)) }]));
   }
 }
 

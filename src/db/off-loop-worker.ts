@@ -5,18 +5,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { isUtf8Text, stringOfUtf8 } from '../core/text-parts.js';
-import { collectionOnNextTurn, niceThisThread } from '../core/threads.js';
+import { collectionOnNextTurn, niceThisThread } from '../platform/threads.js';
 import { isBusy } from './failures.js';
 import { statementCache } from './statement-cache.js';
-import type { CheckpointMode, OffLoopSettings } from './off-loop.js';
-
-/** What the runner gives its thread. */
-export interface OffLoopWorkerData extends OffLoopSettings {
-  journalSizeLimit: number;
-  collectAbove: number;
-  largeTextChars: number;
-  nice: number;
-}
+import type { CheckpointMode, OffLoopWorkerData } from './off-loop.js';
 
 /** A statement (a large text parameter comes as its UTF-8 in parts: `{ utf8 }`), or a checkpoint (`OffLoopRunner.checkpoint`). */
 type OffLoopMessage = { id: number; checkpoint: CheckpointMode } | { id: number; sql: string; parameters: unknown[]; checkpoint?: undefined };

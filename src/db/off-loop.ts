@@ -2,8 +2,7 @@ import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { type CompiledQuery, type Expression, type Kysely, type QueryResult, type SqlBool, sql } from 'kysely';
 import { buffersOf, decodedText, isEncodedText, utf8InParts } from '../core/text-parts.js';
-import { helperThreadNice, threadExecArgv, threadModule } from '../core/threads.js';
-import type { OffLoopWorkerData } from './off-loop-worker.js';
+import { helperThreadNice, threadExecArgv, threadModule } from '../platform/threads.js';
 import type { Database } from './schema.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
 
@@ -74,6 +73,14 @@ export interface OffLoopSettings {
   walAutocheckpoint: number;
   /** The page cache of this connection (KiB), as the event loop's. */
   pageCacheKib: number;
+}
+
+/** What the runner gives its thread. */
+export interface OffLoopWorkerData extends OffLoopSettings {
+  journalSizeLimit: number;
+  collectAbove: number;
+  largeTextChars: number;
+  nice: number;
 }
 
 /**

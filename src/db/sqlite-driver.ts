@@ -12,7 +12,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
-import { Lock } from '../core/lock.js';
+import { Lock } from '../platform/lock.js';
 import { isBusy } from './failures.js';
 
 /** Runs one compiled statement on a SQLite connection: this thread's, or a thread's of its own. */

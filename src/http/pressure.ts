@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
-import { loopTurns } from '../services/loop-turns.js';
+import { loopTurns } from '../platform/loop-turns.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

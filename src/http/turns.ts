@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { loopTurns } from '../services/loop-turns.js';
+import { loopTurns } from '../platform/loop-turns.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 /**
- * Every request waits for its turn of the event loop (services/loop-turns.ts) before its hooks
+ * Every request waits for its turn of the event loop (platform/loop-turns.ts) before its hooks
  * and handler run: when the loop is busy, requests go a few milliseconds of them per turn, with
  * timers and sockets served between turns. Each operation (method and route) is a lane of its own:
  * a flood of one operation delays another by one request of each, whoever sends it (the account is

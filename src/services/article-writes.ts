@@ -3,7 +3,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { CurrentState } from '../core/article-body.js';
 import { checkTitle } from '../core/article-rules.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
-import { type Replacement, SANITIZER_VERSION } from '../core/html.js';
+import { SANITIZER_VERSION } from '../core/html.js';
+import type { Replacement } from '../core/replacement.js';
 import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
@@ -19,7 +20,7 @@ import type { EditAllowance } from './edit-allowance.js';
 import type { HtmlPool, LargeTurn, PoolChange } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
 import type { LimitState } from './limits.js';
-import { loopTurns } from './loop-turns.js';
+import { loopTurns } from '../platform/loop-turns.js';
 import type { ArticleState, RevisionsService } from './revisions.js';
 import { readsEveryAccount } from './sites.js';
 

@@ -1,10 +1,16 @@
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, totalOf, undatedBlockOf, undatedBlocks, undatedDay } from '../core/day-pages.js';
+import { type DayBounds, inListOrder, type SpanCount, type SplitBounds, splitBounds, totalOf, UNDATED_BLOCK, undatedBlockOf, undatedBlocks, undatedDay } from '../core/day-pages.js';
 import type { ArticleStatus, BacklinkCategory } from '../core/values.js';
 import type { DialectName } from '../db/connect.js';
-import { daySpanSql } from '../db/migrations/columns.js';
 import type { Database } from '../db/schema.js';
+
+/** A row's day-counter span in SQL: its day, or `undatedBlockOf` its id where `timestamp` is NULL. */
+function daySpanSql(dialect: DialectName, timestamp: string): RawBuilder<string> {
+  const block = sql`${sql.ref('id')} / ${sql.lit(UNDATED_BLOCK)}`;
+  const padded = dialect === 'postgres' ? sql`lpad((${block})::text, 10, '0')` : sql`substr('0000000000' || (${block}), -10)`;
+  return sql<string>`case when ${sql.ref(timestamp)} is null then 'u' || ${padded} else substr(${sql.ref(timestamp)}, 1, 10) end`;
+}
 
 /** The rows that are counted, and their counter tables. */
 const counted = {

@@ -1,16 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type DeleteQueryBuilder, type DeleteResult, type Kysely, sql } from 'kysely';
+import type { HousekeepingSettings } from '../config.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
-
-export interface HousekeepingSettings {
-  /** Time between scheduled passes; 0 schedules none (run `anchorage housekeeping` instead). */
-  intervalMs: number;
-  /** Activity-log records older than this many days are deleted. */
-  activityRetentionDays: number;
-}
 
 /** Rows one pass deleted, per table. */
 export interface HousekeepingCounts {

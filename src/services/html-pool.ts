@@ -10,35 +10,17 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Piscina } from 'piscina';
+import type { HtmlPoolSettings } from '../config.js';
 import { type BodyChange, changeSize, type CurrentState, type NextBody, nextBody } from '../core/article-body.js';
 import { bodyWindow, type WindowAnswer, type WindowRequest } from '../core/body-window.js';
 import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
-import { Lock } from '../core/lock.js';
+import { Lock } from '../platform/lock.js';
 import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
-import { helperThreadNice, threadExecArgv, threadModule } from '../core/threads.js';
+import { helperThreadNice, threadExecArgv, threadModule } from '../platform/threads.js';
 import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData, WindowTask } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
-
-export interface HtmlPoolSettings {
-  /** Worker threads (at least two are started: see `largeTaskChars`). */
-  threads: number;
-  /** Characters (current body + the change's text) that may wait for a thread; more are refused (429). */
-  maxQueuedChars: number;
-  /** Changes smaller than this (characters of current body + the longest body they produce: `changeSize`) run inline. */
-  inlineBelow: number;
-  /** Pooled tasks one account may have waiting or running; more are refused (429). */
-  perAccount: number;
-  /** Milliseconds a task may run before it is stopped (422). */
-  timeoutMs: number;
-  /**
-   * The old generation a thread's heap may reach (MB, default 256); a task that needs more is
-   * stopped (422). Under this bound V8 also collects sooner; the densest legitimate bodies fit well
-   * within the default (docs/decisions/0001-worker-pool-for-large-html.md).
-   */
-  heapMb?: number;
-}
 
 const defaultHeapMb = 256;
 

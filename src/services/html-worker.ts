@@ -12,7 +12,7 @@ import { bodyWindow, type WindowAnswer, type WindowRequest } from '../core/body-
 import type { ErrorBody } from '../core/errors.js';
 import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../core/body-values.js';
 import { parseForm } from '../core/form.js';
-import { collectionOnNextTurn, niceThisThread } from '../core/threads.js';
+import { collectionOnNextTurn, niceThisThread } from '../platform/threads.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
 import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';

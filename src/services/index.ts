@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { HousekeepingSettings, HtmlPoolSettings } from '../config.js';
 import type { Clock } from '../core/time.js';
 import type { Db } from '../db/connect.js';
 import { ActivityLog } from './activity.js';
@@ -10,8 +11,8 @@ import { CountersService } from './counters.js';
 import { DemoService } from './demo.js';
 import { EditAllowance } from './edit-allowance.js';
 import { FeaturedImagesService } from './featured-images.js';
-import { Housekeeping, type HousekeepingSettings } from './housekeeping.js';
-import { HtmlPool, type HtmlPoolSettings } from './html-pool.js';
+import { Housekeeping } from './housekeeping.js';
+import { HtmlPool } from './html-pool.js';
 import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
 import { KeysService } from './keys.js';

@@ -14,8 +14,8 @@ import {
   topLevelParts,
   violatedProtectedLinks,
   wordCount,
-  type Replacement,
 } from '../../src/core/html.js';
+import type { Replacement } from '../../src/core/replacement.js';
 import { anyHtml, textChar } from '../fixtures/html-arbitraries.js';
 import { unsafeParts, xssVectors } from '../fixtures/xss-vectors.js';
 

@@ -8,11 +8,11 @@ import {
   editsApart,
   MAX_BODY_LENGTH,
   protectedAnchorsOf,
-  type Replacement,
   sanitizeAndScan,
   sanitizeTrusted,
   wordCount,
 } from '../../src/core/html.js';
+import type { Replacement } from '../../src/core/replacement.js';
 import { anyHtml } from '../fixtures/html-arbitraries.js';
 
 // The PATCH fast path (applyTextReplacements, then no sanitiser, no guard and, with the row's

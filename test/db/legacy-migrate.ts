@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
-import { migrations } from '../../src/db/migrate.js';
+import { migrationContext, migrations } from '../../src/db/migrate.js';
 
 /**
  * The hand-written migration runner as it was before Kysely's Migrator (commit da4bb6f), kept to
@@ -27,7 +27,7 @@ export async function legacyMigrate(db: Db, upTo = legacyRunOrder.length): Promi
       if (db.dialect === 'postgres') await sql`select pg_advisory_xact_lock(7321001)`.execute(trx);
       const done = await sql<{ name: string }>`select name from schema_migrations where name = ${legacyName}`.execute(trx);
       if (done.rows.length > 0) return;
-      await migration.up({ db: trx, dialect: db.dialect });
+      await migration.up(migrationContext(trx, db.dialect));
       await sql`insert into schema_migrations (name, applied_at) values (${legacyName}, ${new Date().toISOString()})`.execute(trx);
       applied.push(legacyName);
     });

@@ -7,7 +7,7 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connect.js';
-import { migrate, migrations } from '../../src/db/migrate.js';
+import { migrate, migrationContext, migrations } from '../../src/db/migrate.js';
 import { dialectName, testDatabaseUrl } from '../helpers/harness.js';
 import { legacyMigrate } from './legacy-migrate.js';
 
@@ -132,7 +132,7 @@ describe(`migrations through Kysely's Migrator (${dialectName})`, () => {
     const migrator = new Migrator({
       db: db.kysely,
       migrationTableSchema: schema,
-      provider: { getMigrations: async () => Object.fromEntries(before.map((m) => [m.name, { up: (kysely: Kysely<unknown>) => m.up({ db: kysely, dialect: db.dialect }) }])) },
+      provider: { getMigrations: async () => Object.fromEntries(before.map((m) => [m.name, { up: (kysely: Kysely<unknown>) => m.up(migrationContext(kysely, db.dialect)) }])) },
     });
     expect((await migrator.migrateToLatest()).error).toBeUndefined();
     const at = '2026-11-15T12:00:00Z';

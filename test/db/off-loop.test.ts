@@ -9,7 +9,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db, isUniqueViolation } from '../../src/db/connect.js';
 import { bodyBytes, OffLoopRunner } from '../../src/db/off-loop.js';
-import { Lock } from '../../src/core/lock.js';
+import { Lock } from '../../src/platform/lock.js';
 import { nicedThreads } from '../helpers/threads.js';
 
 // A SQLite node has a second connection in a thread of its own (src/db/off-loop.ts) for the

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Lock } from '../../src/core/lock.js';
+import { Lock } from '../../src/platform/lock.js';
 import { connect, type Db } from '../../src/db/connect.js';
 import { precompiled } from '../../src/db/precompiled.js';
 import type { Database } from '../../src/db/schema.js';

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { helperThreadNice } from '../../src/core/threads.js';
+import { helperThreadNice } from '../../src/platform/threads.js';
 
 /**
  * How many of this process's threads run at the helper threads' nice value (Linux: field 19 of

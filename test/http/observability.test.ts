@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loopTurns } from '../../src/services/loop-turns.js';
+import { loopTurns } from '../../src/platform/loop-turns.js';
 import { toDay } from '../../src/core/time.js';
 import { buildApp } from '../../src/http/app.js';
 import { buildMetricsApp } from '../../src/http/metrics.js';
@@ -279,7 +279,7 @@ describe('load shedding', () => {
         while (Date.now() < until);
       };
       // This turn of the loop spends its budget, then work queues for turns of the loop
-      // (src/services/loop-turns.ts), 20 ms each: every turn stays short, so the sampled delay stays
+      // (src/platform/loop-turns.ts), 20 ms each: every turn stays short, so the sampled delay stays
       // low, but the queue waits longer and longer.
       loopTurns.take();
       block(10);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
-import { loopTurns } from '../../src/services/loop-turns.js';
+import { loopTurns } from '../../src/platform/loop-turns.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 

@@ -6,6 +6,7 @@ import { articleStatuses, backlinkCategories, backlinkStatuses } from '../../src
 import { UNDATED_BLOCK } from '../../src/core/day-pages.js';
 import { counters } from '../../src/db/migrations/005_counters.js';
 import { undatedBlocks } from '../../src/db/migrations/015_undated_blocks.js';
+import { migrationContext } from '../../src/db/migrate.js';
 import type { Actor } from '../../src/services/actor.js';
 import { ArticlesService } from '../../src/services/articles.js';
 import { BacklinksService } from '../../src/services/backlinks.js';
@@ -335,8 +336,8 @@ describe('counters against the rows', () => {
     for (const table of ['backlink_day_counts', 'backlink_month_counts', 'article_day_counts', 'article_month_counts']) {
       await sql`drop table ${sql.table(table)}`.execute(db);
     }
-    await counters.up({ db, dialect: h.services.db.dialect });
-    await undatedBlocks.up({ db, dialect: h.services.db.dialect });
+    await counters.up(migrationContext(db, h.services.db.dialect));
+    await undatedBlocks.up(migrationContext(db, h.services.db.dialect));
     expect(await counterTables()).toEqual(incremental);
   });
 });

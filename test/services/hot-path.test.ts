@@ -9,7 +9,7 @@ import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';
 import { sqliteArticleTriggers } from '../../src/db/migrations/018_article_notices.js';
-import { migrate } from '../../src/db/migrate.js';
+import { migrate, migrationContext } from '../../src/db/migrate.js';
 import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
@@ -80,7 +80,7 @@ describe('protected_links stored with the body', () => {
     const plain = await seedArticle(h.services, { body: PLAIN_BODY });
     const db = h.services.db.kysely;
     await sql`alter table articles drop column protected_links`.execute(db);
-    await db.transaction().execute((trx) => articleDerived.up({ db: trx, dialect: h.services.db.dialect }));
+    await db.transaction().execute((trx) => articleDerived.up(migrationContext(trx, h.services.db.dialect)));
     expect(await storedLinks(articleId)).toEqual(protectedLinksOf(PROTECTED_BODY));
     expect(await storedLinks(plain.articleId)).toEqual([]);
     const missing = await db.selectFrom('articles').select('id').where('protected_links', 'is', null).execute();

@@ -1,4 +1,3 @@
-import { protectedLinksOf } from '../../core/html.js';
 import type { AnchorageMigration } from './columns.js';
 
 /** Articles per backfill round: bodies are read whole, so a round holds a bounded amount of text. */
@@ -6,7 +5,7 @@ const backfillBatch = 200;
 
 export const articleDerived: AnchorageMigration = {
   name: '006_article_derived',
-  async up({ db }) {
+  async up({ db, protectedLinksOf }) {
     // What a read derives from the body, stored when the body is written (JSON of the protected
     // links, as GET returns them), so reading an article does not parse its HTML.
     await db.schema.alterTable('articles').addColumn('protected_links', 'text').execute();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LoopTurns } from '../../src/services/loop-turns.js';
+import { LoopTurns } from '../../src/platform/loop-turns.js';
 
-// Work asks for a turn of the event loop (src/services/loop-turns.ts): at once while the turn has
+// Work asks for a turn of the event loop (src/platform/loop-turns.ts): at once while the turn has
 // budget left and nobody waits; otherwise in its lane's queue, lanes taking turns, with the loop's
 // timers and sockets served between turns.
 
