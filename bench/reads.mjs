@@ -7,7 +7,8 @@
 //   3. the loop stays free: GET /healthz and a small read answer within 100 ms (p99), and no
 //      request holds the event loop over ~50 ms, while 5 MB PUTs, 50-replacement PATCHes,
 //      1M-row reads, dry-run PATCHes that multiply a 5 KB body to 4.5 MB and MCP windows of a
-//      4.9 MB body run; PATCH alone reaches 100/s;
+//      4.9 MB body run, and `anchorage import` imports a file again and again; PATCH alone
+//      reaches 100/s;
 //   4. the server's peak RSS stays under 400 MB.
 // The service runs in a child process (bench/server.mjs) so the load generator (autocannon, 50
 // connections) does not share its event loop. Requests rotate over thousands of API keys and
@@ -21,7 +22,9 @@
 //   node bench/reads.mjs --only=scale --rounds=1                     # one round of the scale cases
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -67,6 +70,8 @@ const floorWarmUpSeconds = 3;
 // memory, so more would measure a key cache that misses on every request.
 const readKeyCount = 9_000;
 const writerAccounts = 60;
+/** Backlinks of the import file the loop row imports with the CLI meanwhile. */
+const importBacklinks = 20_000;
 
 // ---------------------------------------------------------------------------------------------
 // The database: a fresh SQLite file, or a fresh schema "bench" on the given PostgreSQL database.
@@ -587,6 +592,22 @@ if (only.includes('loop')) {
       },
     });
 
+  // `anchorage import` in a process of its own, again and again: on SQLite it shares the file's
+  // write lock with the service, which must wait for it off the event loop.
+  const importFile = join(dataDir, 'bench-import.json');
+  execFileSync(process.execPath, [new URL('./import-file.mjs', import.meta.url).pathname, importFile, '--backlinks', String(importBacklinks), '--articles', '20', '--owner', 'reader@bench.example']);
+  const importLoad = async (duration) => {
+    const until = performance.now() + duration * 1000;
+    const imports = { runs: 0, errors: 0 };
+    while (performance.now() < until) {
+      const cli = spawn(process.execPath, [new URL('../bin/anchorage', import.meta.url).pathname, 'import', importFile], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+      const [code] = await once(cli, 'exit');
+      imports.runs += 1;
+      if (code !== 0) imports.errors += 1;
+    }
+    return imports;
+  };
+
   // PATCH alone first. `--case=PATCH` runs only it, `--case=under` only the mixed load.
   if (chosen('PATCH alone')) {
     await patchLoad(10, 1);
@@ -622,7 +643,7 @@ if (only.includes('loop')) {
           .join(', ')}`;
   if (chosen('loop under load')) {
     await Promise.all([server.ask('reset', 'reset'), watcher.ask('reset', 'reset')]);
-    const [health, smallRead, puts, patches, reads, amplified, windows] = await Promise.all([
+    const [health, smallRead, puts, patches, reads, amplified, windows, imports] = await Promise.all([
       cannon(port, { conns: 1, duration: loopSeconds, next: () => ({ method: 'GET', path: '/healthz' }) }),
       cannon(port, { conns: 1, duration: loopSeconds, next: () => get(`/api/v1/articles/${smallArticleIds[probeTurn++ % 50]}`)() }),
       putLoad(2, loopSeconds),
@@ -630,6 +651,7 @@ if (only.includes('loop')) {
       cannon(port, { conns: 8, duration: loopSeconds, next: () => get(heavyReads[heavyTurn++ % heavyReads.length])() }),
       amplifierLoad(1, loopSeconds),
       windowLoad(1, loopSeconds),
+      importLoad(loopSeconds),
     ]);
     windows.errors += windowErrors;
     if (windowErrors > 0) windows.refusals.push(['tool error', { count: windowErrors }]);
@@ -637,7 +659,8 @@ if (only.includes('loop')) {
     const { samples } = await watcher.ask('samples', 'samples');
     const background =
       `under ${fmt(puts.rps, 1)} PUT/s (5 MB), ${fmt(patches.rps)} PATCH/s, ${fmt(reads.rps)} 1M-row reads/s, ` +
-      `${fmt(amplified.rps, 1)} dry-run PATCH/s making 4.5 MB of 5 KB, ${fmt(windows.rps, 1)} MCP windows/s of 4.9 MB`;
+      `${fmt(amplified.rps, 1)} dry-run PATCH/s making 4.5 MB of 5 KB, ${fmt(windows.rps, 1)} MCP windows/s of 4.9 MB, ` +
+      `${imports.runs} CLI imports of ${importBacklinks} backlinks (${imports.errors} failed)`;
     rows.push(
       {
         check: 'GET /healthz under write and 1M-row load',
@@ -655,7 +678,7 @@ if (only.includes('loop')) {
       },
       {
         check: 'Longest event-loop stall in the server under that load',
-        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors + amplified.errors + windows.errors}${refusalsOf(puts, patches, reads, amplified, windows)}`,
+        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors + amplified.errors + windows.errors + imports.errors}${refusalsOf(puts, patches, reads, amplified, windows)}`,
         ratio: `${fmt(loop.delayMaxMs)} ms`,
         target: '≤ 50 ms',
         ok: loop.delayMaxMs <= 50,
