@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
-const { protectedLinksOf } = await import(`${dist}/core/html.js`);
+const { protectedLinksOf } = await import(`${dist}/core/protected-anchors.js`);
 const { loadSettings } = await import(`${dist}/config.js`);
 
 const listColumns = 'id, site_id, title, url, status, published_at, target_keyword, word_count, featured_image_url';

@@ -36,7 +36,8 @@ import { dist, freshDatabase, start } from './service.mjs';
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 const { newApiKey, sha256 } = await import(`${dist}/core/secrets.js`);
-const { protectedLinksOf, sanitizeTrusted, SANITIZER_VERSION, wordCount } = await import(`${dist}/core/html.js`);
+const { sanitizeTrusted, SANITIZER_VERSION } = await import(`${dist}/core/html.js`);
+const { protectedLinksOf, wordCount } = await import(`${dist}/core/protected-anchors.js`);
 const { oauthUrlsOf } = await import(`${dist}/mcp/oauth/metadata.js`);
 const { scopeOf } = await import(`${dist}/services/oauth/scopes.js`);
 

@@ -6,16 +6,9 @@
  */
 import { AppError, type ErrorBody, type ProtectedLink } from './errors.js';
 import { explainFailures } from './near-match.js';
-import {
-  applyReplacements,
-  applyTextReplacements,
-  describeBody,
-  MAX_BODY_LENGTH,
-  plainTextReplacements,
-  protectedAnchorKeysOf,
-  sanitizeAndScan,
-  violatedAmong,
-} from './html.js';
+import { applyReplacements, applyTextReplacements, plainTextReplacements } from './body-replacements.js';
+import { MAX_BODY_LENGTH, sanitizeAndScan } from './html.js';
+import { describeBody, protectedAnchorKeysOf, violatedAmong } from './protected-anchors.js';
 import type { Replacement, ReplacementFailure } from './replacement.js';
 
 /** A whole new body, or replacements in the current one (none: the body stays as it is). */

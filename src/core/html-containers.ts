@@ -16,6 +16,18 @@ import { validationFailed } from './errors.js';
  */
 const FORMATTING_CONTROLS = /[\u202A-\u202E\u2066-\u2069\u206A-\u206F]/g;
 
+/**
+ * htmlparser2 keeps its open elements in an array it unshifts and searches, so each tag costs
+ * time linear in the nesting depth. Articles nest a few levels deep; every parse here refuses
+ * deeper input (AppError `validation_failed` on `body`) so a hostile body cannot turn each tag
+ * into a long scan.
+ */
+export const MAX_NESTING_DEPTH = 256;
+
+/** The error for input nested deeper than `MAX_NESTING_DEPTH`. */
+export const tooDeep = () =>
+  validationFailed({ body: [`HTML elements are nested more than ${MAX_NESTING_DEPTH} levels deep.`] });
+
 export const hasFormattingControls = (text: string): boolean => /[\u202A-\u202E\u2066-\u206F]/.test(text);
 
 /** `text` without the controls above (markup is unaffected: none of them is markup). */

@@ -3,7 +3,7 @@ import { type Migration, type MigrationProvider, Migrator } from 'kysely/migrati
 import type { Db, DialectName } from './connect.js';
 import type { Database } from './schema.js';
 import type { AnchorageMigration, MigrationContext } from './migrations/columns.js';
-import { protectedLinksOf } from '../core/html.js';
+import { protectedLinksOf } from '../core/protected-anchors.js';
 import { foundation } from './migrations/001_foundation.js';
 import { sessions } from './migrations/002_sessions.js';
 import { writes } from './migrations/003_writes.js';

@@ -1,7 +1,7 @@
 import type { Compilable, Kysely } from 'kysely';
 import { notFound } from '../core/errors.js';
 import { KeptRows } from '../core/kept-rows.js';
-import { protectedLinksOf } from '../core/html.js';
+import { protectedLinksOf } from '../core/protected-anchors.js';
 import type { ProtectedLink } from '../core/errors.js';
 import type { TextPieces, Utf8Text } from '../core/text-parts.js';
 import type { ArticleStatus } from '../core/values.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { protectedAnchorsOf, sanitizeBody, sanitizeTrusted, violatedProtectedLinks } from '../../src/core/html.js';
+import { sanitizeBody, sanitizeTrusted } from '../../src/core/html.js';
+import { protectedAnchorsOf, violatedProtectedLinks } from '../../src/core/protected-anchors.js';
 
 // Issue 11, done-items 5 and 8, as properties of the sanitiser.
 

@@ -1,20 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import type { AppError, ProtectedLink } from '../../src/core/errors.js';
-import {
-  applyReplacements,
-  MAX_NESTING_DEPTH,
-  protectedAnchorsOf,
-  protectedLinksOf,
-  SANITIZE_IN_PARTS_FROM,
-  SANITIZE_PART_CHARS,
-  sanitizeAndScan,
-  sanitizeBody,
-  sanitizeTrusted,
-  topLevelParts,
-  violatedProtectedLinks,
-  wordCount,
-} from '../../src/core/html.js';
+import { applyReplacements } from '../../src/core/body-replacements.js';
+import { MAX_NESTING_DEPTH } from '../../src/core/html-containers.js';
+import { SANITIZE_IN_PARTS_FROM, SANITIZE_PART_CHARS, sanitizeAndScan, sanitizeBody, sanitizeTrusted, topLevelParts } from '../../src/core/html.js';
+import { protectedAnchorsOf, protectedLinksOf, violatedProtectedLinks, wordCount } from '../../src/core/protected-anchors.js';
 import type { Replacement } from '../../src/core/replacement.js';
 import { anyHtml, textChar } from '../fixtures/html-arbitraries.js';
 import { unsafeParts, xssVectors } from '../fixtures/xss-vectors.js';

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
-import {
-  MAX_NESTING_DEPTH,
-  applyReplacements,
-  protectedAnchorsOf,
-  protectedLinksOf,
-  sanitizeBody,
-  sanitizeTrusted,
-  violatedProtectedLinks,
-  wordCount,
-} from '../../src/core/html.js';
+import { applyReplacements } from '../../src/core/body-replacements.js';
+import { MAX_NESTING_DEPTH } from '../../src/core/html-containers.js';
+import { sanitizeBody, sanitizeTrusted } from '../../src/core/html.js';
+import { protectedAnchorsOf, protectedLinksOf, violatedProtectedLinks, wordCount } from '../../src/core/protected-anchors.js';
 
 const clientSanitize = (html: string) => sanitizeBody(html, { protectedBefore: [] });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { bodyWindow, boundedOutline, type OutlineEntry, outlineOf, windowOf } from '../../src/core/body-window.js';
-import { applyReplacements } from '../../src/core/html.js';
+import { applyReplacements } from '../../src/core/body-replacements.js';
 import { codePointOffset, explainFailures, MAX_NEAR_MATCH_LENGTH, nearMatch, occurrencesOf, utf16Offset } from '../../src/core/near-match.js';
 
 vi.setConfig({ testTimeout: 120_000 });

@@ -1,17 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { nextBody } from '../../src/core/article-body.js';
-import {
-  applyReplacements,
-  applyTextReplacements,
-  describeBody,
-  editsApart,
-  MAX_BODY_LENGTH,
-  protectedAnchorsOf,
-  sanitizeAndScan,
-  sanitizeTrusted,
-  wordCount,
-} from '../../src/core/html.js';
+import { applyReplacements, applyTextReplacements, editsApart } from '../../src/core/body-replacements.js';
+import { MAX_BODY_LENGTH, sanitizeAndScan, sanitizeTrusted } from '../../src/core/html.js';
+import { describeBody, protectedAnchorsOf, wordCount } from '../../src/core/protected-anchors.js';
 import type { Replacement } from '../../src/core/replacement.js';
 import { anyHtml } from '../fixtures/html-arbitraries.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { protectedLinksOf, sanitizeBody, sanitizeTrusted } from '../../src/core/html.js';
+import { sanitizeBody, sanitizeTrusted } from '../../src/core/html.js';
+import { protectedLinksOf } from '../../src/core/protected-anchors.js';
 import { unsafeParts, xssVectors } from '../fixtures/xss-vectors.js';
 
 describe('XSS vectors', () => {

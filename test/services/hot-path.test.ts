@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protectedLinksOf } from '../../src/core/html.js';
+import { protectedLinksOf } from '../../src/core/protected-anchors.js';
 import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';

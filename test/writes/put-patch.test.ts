@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANITIZER_VERSION, wordCount } from '../../src/core/html.js';
+import { SANITIZER_VERSION } from '../../src/core/html.js';
+import { wordCount } from '../../src/core/protected-anchors.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
