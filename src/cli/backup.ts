@@ -12,11 +12,11 @@ export class BackupError extends Error {}
 
 /**
  * A consistent copy of the SQLite database in a new file (`VACUUM INTO`), taken while the
- * service runs. PostgreSQL has its own tool, pg_dump.
+ * service runs, waiting up to `lockWaitMs` for its write lock. PostgreSQL has its own tool, pg_dump.
  */
-export async function backup(settings: Settings, file: string): Promise<{ written: string } | 'postgres'> {
+export async function backup(settings: Settings, file: string, lockWaitMs: number): Promise<{ written: string } | 'postgres'> {
   const target = resolve(file);
-  const db = connect(settings.databaseUrl, settings.dataDir);
+  const db = connect(settings.databaseUrl, settings.dataDir, { lockWaitMs });
   try {
     if (db.dialect === 'postgres') return 'postgres';
     if (existsSync(target)) throw new BackupError(`${target} exists already; backup writes a new file`);

@@ -132,7 +132,7 @@ async function main(argv: string[]): Promise<unknown> {
     return printPieces(importResultJson(sites));
   }
   if (command === 'backup' && sub !== undefined) {
-    const outcome = await backup(loadSettings(), sub);
+    const outcome = await backup(loadSettings(), sub, cliLockWaitMs);
     if (outcome === 'postgres') {
       process.stderr.write(`${usePgDump}\n`);
       process.exitCode = 2;

@@ -51,7 +51,8 @@ export interface ConnectOptions {
   poolSize?: number;
   /**
    * SQLite: how long (ms) a statement waits for another process's write lock before it fails
-   * with SQLITE_BUSY (`defaultLockWaitMs`: a serving node's requests then answer 503; the CLI waits longer).
+   * with SQLITE_BUSY (`defaultLockWaitMs`: a serving node's requests then answer 503; the CLI waits longer),
+   * and opening the file waits as long if that is longer than its own `openBusyTimeoutMs`.
    */
   lockWaitMs?: number;
   /** PostgreSQL: the address of the connection that listens for change notices (`DATABASE_LISTEN_URL`), else the database's. */
@@ -98,7 +99,12 @@ const pageSize = 16_384;
  */
 const pageCacheKib = 2_000;
 
-/** How long (ms) opening the file waits for another process's write lock (SQLite's `busy_timeout`). */
+/**
+ * How long (ms) opening the file waits at least for another process's write lock (SQLite's
+ * `busy_timeout`): `optimize` below writes statistics (ANALYZE) whenever an index has none, an
+ * empty table's included, so it needs the lock on every open. A connection told to wait longer for
+ * the lock (`lockWaitMs`: the CLI's) waits as long here.
+ */
 const openBusyTimeoutMs = 5_000;
 
 /** The write-ahead log's size (bytes) past which a commit copies it into the database file. */
@@ -139,7 +145,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   // Opening waits for another process's write lock (the pragmas below may need it), before any request.
-  database.pragma(`busy_timeout = ${openBusyTimeoutMs}`);
+  database.pragma(`busy_timeout = ${Math.max(openBusyTimeoutMs, options.lockWaitMs ?? 0)}`);
   database.pragma(`cache_size = -${pageCacheKib}`);
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');

@@ -120,11 +120,7 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
     expect(scripts).toContain('/assets/rich-editor.js');
   });
 
-  // Skipped since the move to Node 24 and current dependencies: after "Remove link" and "Link" on
-  // a protected link, clicking it and typing no longer shows the deletion message (the message is
-  // empty). Open in issue "A house a new engineer can live in"; the guard itself is covered by the
-  // next tests and by test/core/html*.test.ts.
-  it.skip('types a paragraph, a heading, a list and a link; refuses to delete or edit a protected link; moves one; saves', async () => {
+  it('types a paragraph, a heading, a list and a link; refuses to delete or edit a protected link; moves one; saves', async () => {
     await placeCaret(editorArea().locator('p', { hasText: 'Last paragraph.' }));
     await page.keyboard.press('End');
     await page.keyboard.press('Enter');
@@ -171,6 +167,11 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
     // Edit or unlink: a double click, the Link and Remove link buttons, typing over it.
     await locked('flour guide').dblclick();
     await expect(message().textContent()).resolves.toContain('Protected links cannot be edited or unlinked: “flour guide” → /guides/flour');
+    // The double click leaves the link selected, not the word beside it: typing is refused too.
+    await expect(editorArea().locator('.ProseMirror-selectednode').textContent()).resolves.toBe('flour guide');
+    await page.keyboard.type('Z');
+    await expect(message().textContent()).resolves.toContain('Protected links cannot be deleted: “flour guide”');
+    await expect(editorArea().locator('p', { hasText: 'Read our' }).textContent()).resolves.toBe('Read our flour guide for more.');
     await locked('partner bakery').click();
     await page.getByRole('button', { name: 'Remove link' }).click();
     await expect(message().textContent()).resolves.toContain('cannot be edited or unlinked: “partner bakery”');

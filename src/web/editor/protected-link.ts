@@ -1,6 +1,6 @@
 import { Extension, Node } from '@tiptap/core';
 import type { Node as ProseMirrorNode } from '@tiptap/pm/model';
-import { Plugin, PluginKey, type Transaction } from '@tiptap/pm/state';
+import { NodeSelection, Plugin, PluginKey, type Transaction } from '@tiptap/pm/state';
 
 /**
  * Protected links (`<a … data-service-protected="backlink|internal">`) as locked inline atoms:
@@ -170,8 +170,12 @@ export const ProtectedLinkGuard = Extension.create<GuardOptions>({
           return event.kind === 'allowed';
         },
         props: {
-          handleDoubleClickOn: (_view, _pos, node) => {
+          handleDoubleClickOn: (view, _pos, node, nodePos) => {
             if (node.type.name !== 'protectedLink') return false;
+            // ProseMirror selects a double click's word as the button goes down, before this runs:
+            // beside an atom that is the text next to it, which typing would then replace. The
+            // link is selected instead, as by a single click, so the next key is refused as well.
+            view.dispatch(view.state.tr.setSelection(NodeSelection.create(view.state.doc, nodePos)));
             onEvent({ kind: 'refused', reason: 'edit', links: [lockedLinkOf(String(node.attrs.html))] });
             return true;
           },
