@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankTitle, isBlankTitle } from '../core/article-rules.js';
+import { ARTICLE_TEXT_LIMITS, blankTitle, codePoints, isBlankTitle, tooLong } from '../core/article-rules.js';
 import { holdsNul, nulRefused, validationFailed } from '../core/errors.js';
 import type { WriteResult } from '../services/article-writes.js';
 import { toArticle } from '../services/articles.js';
@@ -12,16 +12,16 @@ import { defineOperation, defineTool, type Operation, type OperationContext, typ
 const text = (max: number, description: string) =>
   z
     .string()
-    .refine((value) => [...value].length <= max, `At most ${max} characters.`)
+    .refine((value) => codePoints(value) <= max, tooLong(max))
     .refine((value) => !holdsNul(value), nulRefused)
     .describe(description)
     .meta({ maxLength: max });
 
-const title = text(255, 'New title, at most 255 characters; not empty or only white space.')
+const title = text(ARTICLE_TEXT_LIMITS.title, `New title, at most ${ARTICLE_TEXT_LIMITS.title} characters; not empty or only white space.`)
   .refine((value) => !isBlankTitle(value), blankTitle)
   .meta({ minLength: 1, pattern: '\\S' });
-const reason = text(2000, 'Why the change is made, kept with the revision; at most 2000 characters.');
-const metaDescription = text(500, 'New meta description, at most 500 characters.');
+const reason = text(ARTICLE_TEXT_LIMITS.reason, `Why the change is made, kept with the revision; at most ${ARTICLE_TEXT_LIMITS.reason} characters.`);
+const metaDescription = text(ARTICLE_TEXT_LIMITS.meta_description, `New meta description, at most ${ARTICLE_TEXT_LIMITS.meta_description} characters.`);
 
 // Strict, like every write body: a key the item does not take is refused, not ignored.
 const replacement = z

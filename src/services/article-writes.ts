@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { CurrentState } from '../core/article-body.js';
-import { checkTitle } from '../core/article-rules.js';
+import { checkArticleFields } from '../core/article-rules.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { SANITIZER_VERSION } from '../core/html.js';
 import type { Replacement } from '../core/replacement.js';
@@ -175,7 +175,7 @@ export class ArticleWritesService {
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
   async replace(actor: Actor, articleId: number, input: ReplaceInput, options: WriteOptions = {}): Promise<WriteResult> {
-    checkTitle(input.title);
+    checkArticleFields(input);
     return this.write(
       actor,
       articleId,
@@ -190,19 +190,20 @@ export class ArticleWritesService {
 
   /** PATCH: title, meta description and exact replacements in the body as GET returns it. */
   async edit(actor: Actor, articleId: number, input: EditInput, options: WriteOptions = {}): Promise<WriteResult> {
-    checkTitle(input.title);
+    checkArticleFields(input);
     return this.write(actor, articleId, 'editArticle', input, options, input.reason, async (row) =>
       withTexts(row, input, await this.bodyFor(actor, row, { replacements: input.replacements ?? [] })),
     );
   }
 
   /** A new featured image URL (an uploaded image is stored by the media store first). */
-  replaceFeaturedImage(
+  async replaceFeaturedImage(
     actor: Actor,
     articleId: number,
     input: { url: string; reason?: string; fingerprint: string },
     options: WriteOptions = {},
   ): Promise<WriteResult> {
+    checkArticleFields({ reason: input.reason });
     return this.write(actor, articleId, 'replaceFeaturedImage', input.fingerprint, options, input.reason, async (row) => ({
       ...textsOf(row),
       ...(await this.bodyFor(actor, row, { replacements: [] })),
@@ -219,7 +220,7 @@ export class ArticleWritesService {
       const revision = await this.revisions.byNumber(row.id, revisionNumber);
       if (!revision) throw new AppError('not_found', 'This article has no revision with this number.');
       // A revision saved before the title rule held may carry a blank title: restoring it is refused as any such write.
-      checkTitle(revision.title);
+      checkArticleFields({ title: revision.title });
       return {
         title: revision.title,
         meta_description: revision.meta_description,

@@ -216,7 +216,19 @@ describe('an article’s title', () => {
       details: { fields: { title: ['Must not be empty or only white space.'] } },
     });
     await expect(h.services.articleWrites.replace(actor, article.articleId, { title: '', body: '<p>x</p>' })).rejects.toMatchObject({ code: 'validation_failed' });
+    // The length limits too: the service holds the same rules as the API schemas and the UI.
+    await expect(
+      h.services.articleWrites.edit(actor, article.articleId, { title: 'é'.repeat(256), meta_description: 'm'.repeat(501), reason: 'r'.repeat(2001) }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      details: { fields: { title: ['At most 255 characters.'], meta_description: ['At most 500 characters.'], reason: ['At most 2000 characters.'] } },
+    });
+    await expect(h.services.articleWrites.replaceFeaturedImage(actor, article.articleId, { url: 'https://example.com/a.png', reason: 'r'.repeat(2001), fingerprint: 'f' })).rejects.toMatchObject({
+      details: { fields: { reason: ['At most 2000 characters.'] } },
+    });
     expect(await h.services.revisions.list(article.articleId)).toHaveLength(1);
+    // At the limit, counted in code points (a 4-byte character is one).
+    await expect(h.services.articleWrites.edit(actor, article.articleId, { title: '😀'.repeat(255) })).resolves.toBeDefined();
   });
 
   it('is documented in the OpenAPI document as not empty', async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { isBlankTitle } from '../../core/article-rules.js';
+import { ARTICLE_TEXT_LIMITS as limits, articleFieldProblems, blankTitle } from '../../core/article-rules.js';
 import { AppError } from '../../core/errors.js';
 import type { ArticleRow } from '../../db/schema.js';
 import { articleETag, type ArticleWithBody, toArticleWithBody } from '../../services/articles.js';
@@ -27,11 +27,6 @@ interface EditorForm {
   reason?: unknown;
   etag?: unknown;
 }
-
-const limits = { title: 255, meta_description: 500, reason: 2000 } as const;
-
-/** Length in Unicode code points, as every limit of the interface counts. */
-const codePoints = (text: string): number => [...text].length;
 
 /** Browsers submit textarea line breaks as CRLF; stored bodies use LF. */
 const lf = (text: string): string => text.replace(/\r\n?/g, '\n');
@@ -218,11 +213,8 @@ export async function articlePages(app: FastifyInstance, options: WebOptions) {
       return sendPage(reply, ui, { ...view, active: 'sites', scripts: ['/assets/editor.js', '/assets/rich-editor.js', '/assets/images.js'] }, status);
     };
 
-    const fields: Record<string, string[]> = {};
-    if (isBlankTitle(values.title)) fields.title = ['Give the article a title.'];
-    for (const name of ['title', 'meta_description', 'reason'] as const) {
-      if (codePoints(values[name]) > limits[name]) (fields[name] ??= []).push(`At most ${limits[name]} characters.`);
-    }
+    const fields = articleFieldProblems(values);
+    if (fields.title?.[0] === blankTitle) fields.title[0] = 'Give the article a title.';
     if (Object.keys(fields).length > 0) {
       return rerender(notice('error', refusal(new AppError('validation_failed', 'Invalid.', { fields }))), 422);
     }
