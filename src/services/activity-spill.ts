@@ -71,14 +71,8 @@ async function storeLines(file: string, batch: number, store: (records: NewActiv
   let stored = 0;
   const rest: string[] = [];
   let failure: unknown;
-  for await (const line of lines) {
-    if (line.trim() === '') continue;
-    if (failure !== undefined) {
-      rest.push(line);
-      continue;
-    }
-    records.push(JSON.parse(line) as NewActivity);
-    if (records.length < batch) continue;
+  /** Stores the records read so far, or keeps them for the file if the database refuses. */
+  const storeBatch = async () => {
     try {
       await store(records);
       stored += records.length;
@@ -87,16 +81,18 @@ async function storeLines(file: string, batch: number, store: (records: NewActiv
       rest.push(...records.map((record) => JSON.stringify(record)));
     }
     records = [];
-  }
-  if (failure === undefined && records.length > 0) {
-    try {
-      await store(records);
-      stored += records.length;
-    } catch (error) {
-      failure = error;
-      rest.push(...records.map((record) => JSON.stringify(record)));
+  };
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    if (failure !== undefined) {
+      rest.push(line);
+      continue;
     }
+    records.push(JSON.parse(line) as NewActivity);
+    if (records.length < batch) continue;
+    await storeBatch();
   }
+  if (failure === undefined && records.length > 0) await storeBatch();
   if (failure !== undefined) {
     const handle = await open(file, 'w');
     try {
