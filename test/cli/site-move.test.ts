@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiGet, seedSite, type SeededSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { cliTimeoutMs, runCli } from '../helpers/cli.js';
 
 /**
@@ -9,7 +9,7 @@ import { cliTimeoutMs, runCli } from '../helpers/cli.js';
  * the new owner reads and edits them, on the running service.
  */
 
-let h: Harness;
+const h = useHarness();
 let env: NodeJS.ProcessEnv;
 let previous: Awaited<ReturnType<typeof createCustomer>>;
 let next: Awaited<ReturnType<typeof createCustomer>>;
@@ -83,15 +83,11 @@ async function expectMoved(site: SeededSite): Promise<void> {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
   env = { ...process.env, DATA_DIR: h.settings.dataDir, LOG_LEVEL: 'silent', NODE_ENV: 'test' };
   if (h.settings.databaseUrl) env.DATABASE_URL = h.settings.databaseUrl;
   else delete env.DATABASE_URL;
   previous = await createCustomer(h.services);
   next = await createCustomer(h.services);
-});
-afterAll(async () => {
-  await h?.close();
 });
 
 // Each run of the CLI starts a Node process: seconds each on a busy machine.

@@ -1,17 +1,9 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createCustomer, useHarness, testDatabaseUrl } from '../helpers/harness.js';
 
 describe.skipIf(!testDatabaseUrl)('PostgreSQL: a node opens at most DATABASE_POOL_SIZE connections', () => {
-  let harness: Harness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ env: { DATABASE_POOL_SIZE: '2' } });
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-  });
+  const harness = useHarness({ env: { DATABASE_POOL_SIZE: '2' } });
 
   it('queues the queries beyond them, and answers every request', async () => {
     const pool = harness.services.db.pool!;

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { expectSound, issueMcpToken } from './hostile.js';
 
 /**
@@ -9,15 +9,11 @@ import { expectSound, issueMcpToken } from './hostile.js';
  * its fix, and each must keep answering a 4xx of the catalogue whatever seed the fuzzer draws.
  */
 describe('fuzz findings, pinned', () => {
-  let harness: Harness;
+  const harness = useHarness({ listen: true });
   let port: number;
 
   beforeAll(async () => {
-    harness = await startHarness({ listen: true });
     port = Number(new URL(harness.settings.publicUrl).port);
-  });
-  afterAll(async () => {
-    await harness?.close();
   });
 
   const inject = async (method: string, url: string, headers: Record<string, string> = {}, payload?: string) => {

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { catalogueCodes, check, fuzzParameters, fuzzTimeoutMs, hangMs, reportFindings, surfaceOf } from './hostile.js';
 
 /**
@@ -70,17 +70,13 @@ const framings = [
 ] as const;
 
 describe('fuzz: raw bytes on a real socket', () => {
-  let harness: Harness;
+  const harness = useHarness({ listen: true, env: { TRUST_PROXY: 'true' } });
   let port: number;
   let key: string;
 
   beforeAll(async () => {
-    harness = await startHarness({ listen: true, env: { TRUST_PROXY: 'true' } });
     port = Number(new URL(harness.settings.publicUrl).port);
     key = (await createCustomer(harness.services)).key;
-  });
-  afterAll(async () => {
-    await harness?.close();
   });
 
   it('answers malformed requests without a 5xx or a hang', async () => {

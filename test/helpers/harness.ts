@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
@@ -127,6 +128,21 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A harness started before the tests of the enclosing block (or file) and closed after them, as
+ * every test file needs one: read it inside a test or a later hook.
+ */
+export function useHarness(options: HarnessOptions = {}): Harness {
+  const harness = {} as Harness;
+  beforeAll(async () => {
+    Object.assign(harness, await startHarness(options));
+  });
+  afterAll(async () => {
+    await harness.close?.();
+  });
+  return harness;
 }
 
 let emailCounter = 0;

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, articleWithBodyFields, freshKey, seedSite } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let key: string;
 let siteId: number;
@@ -16,7 +16,6 @@ const body =
   '<p><a href="https://deals.example/?a=1&amp;b=2" data-service-protected="backlink"><strong>Tom</strong> &amp; Jerry</a></p>';
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
   ({ siteId, articleIds } = await seedSite(h.services, customer.email, {
     articles: [
@@ -38,10 +37,6 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 describe('getArticle', () => {

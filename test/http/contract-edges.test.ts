@@ -1,22 +1,18 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.js';
 import { newKey, type SeededArticle, seedArticle, send } from '../helpers/write-fixtures.js';
 
 // Issue 11, done-item 9: integers are written as integers, a parameter is given once under its
 // own name, and every error body has the catalogue's shape, whatever failed.
 
-let h: Harness;
+const h = useHarness({ listen: true });
 let a: SeededArticle;
 let port: number;
 
 beforeAll(async () => {
-  h = await startHarness({ listen: true });
   port = Number(new URL(h.settings.publicUrl).port);
   a = await seedArticle(h.services);
-});
-afterAll(async () => {
-  await h?.close();
 });
 
 // Each key has 60 requests a minute: a new key of the same user every 50 requests.

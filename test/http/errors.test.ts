@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { type ApiResponse, apiGet, freshKey, seedSite } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let key: string;
 let siteId: number;
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
   ({ siteId } = await seedSite(h.services, customer.email, {
     articles: [{ status: 'published', published_at: '2026-10-01T09:00:00Z', body: '<p>x</p>' }],
@@ -21,7 +20,6 @@ beforeEach(async () => {
 
 afterAll(async () => {
   vi.restoreAllMocks();
-  await h?.close();
 });
 
 const stackTrace = /\bat\s+(?:\S+\s+\()?(?:file:\/\/|\/|[A-Za-z]:\\|node:)/;

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apiGet, freshKey, seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedArticle } from '../helpers/write-fixtures.js';
 
 /** Issue 54, what an agency's first week tripped over, through REST: paging words, query parameters, backlink filters, titles. */
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 /** A new key per test: each key may make 60 requests a minute. */
 let key: string;
@@ -13,7 +13,6 @@ let siteId: number;
 let backlinkIds: number[];
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
   const seeded = await seedSite(h.services, customer.email, {
     name: 'Filters',
@@ -34,10 +33,6 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const get = (path: string) => apiGet(h.app, `/api/v1${path}`, key);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import {
   type ArticleFixture,
   type BacklinkFixture,
@@ -12,22 +12,17 @@ import {
   seedSites,
 } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 /** A new key of `customer` per test: each key may make 60 requests a minute. */
 let key: string;
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
 });
 
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const ids = (res: { body: { data: { id: number }[] } }) => res.body.data.map((x) => x.id);

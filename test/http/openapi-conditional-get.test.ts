@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { noneMatchFails } from '../../src/http/conditional.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, freshKey, seedSite, token } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let key: string;
 let articleId: number;
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
   const seeded = await seedSite(h.services, customer.email, {
     articles: [{ status: 'published', title: 'Check-ups', body: '<p>See a dentist twice a year.</p>' }],
@@ -19,10 +18,6 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const url = () => `/api/v1/articles/${articleId}`;

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, freshKey, seedSite, seedSites, siteFields, token } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let admin: Awaited<ReturnType<typeof createCustomer>>;
 
 beforeAll(async () => {
-  h = await startHarness();
   admin = await createCustomer(h.services, { staff: true });
 });
 
 beforeEach(async () => {
   // A new admin key per test, each with its own 60-requests-a-minute allowance.
   admin.key = await freshKey(h.services, admin.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 /** Two customers, each with sites, articles and backlinks of their own. */

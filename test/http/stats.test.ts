@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { type ArticleFixture, type BacklinkFixture, apiGet, freshKey, seedSite, statsFields } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let key: string;
 let siteId: number;
@@ -21,7 +21,6 @@ const backlink = (
 ): BacklinkFixture => ({ category, acquired_at, status });
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
   ({ siteId } = await seedSite(h.services, customer.email, {
     name: 'Stats',
@@ -55,10 +54,6 @@ beforeAll(async () => {
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
   h.clock.set('2026-11-15T12:00:00Z');
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const stats = (query = '', id = siteId) => apiGet(h.app, `/api/v1/sites/${id}/stats${query}`, key);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { loopTurns } from '../../src/platform/loop-turns.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 // Requests take turns of the event loop by operation (src/http/turns.ts): a flood of one
 // operation delays another by one request of each waiting lane, not by the whole flood. What a
@@ -17,14 +17,13 @@ const block = (ms: number) => {
 };
 
 describe('turns of the event loop, over HTTP', () => {
-  let harness: Harness;
+  const harness = useHarness();
   let app: FastifyInstance;
   let stop: () => Promise<void>;
   let authorization: string;
   let stats: string;
   const turnsCame: string[] = [];
   beforeAll(async () => {
-    harness = await startHarness();
     const customer = await createCustomer(harness.services);
     authorization = `Bearer ${customer.key}`;
     stats = `/api/v1/sites/${(await seedSite(harness.services, customer.email)).siteId}/stats`;
@@ -36,7 +35,6 @@ describe('turns of the event loop, over HTTP', () => {
   });
   afterAll(async () => {
     await stop?.();
-    await harness?.close();
   });
 
   /** Sends every request while the loop's turn is spent, so all queue; their statuses, and the order their turns came in. */

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readOperations } from '../../src/operations/read.js';
 import { writeOperations, writeTools } from '../../src/operations/writes.js';
 import { issueMcpToken } from '../fuzz/hostile.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 /**
  * Every validation message is in the catalogue's voice, for REST and MCP alike: zod's own wording
@@ -11,13 +11,12 @@ import { createCustomer, type Harness, startHarness } from '../helpers/harness.j
  */
 const libraryWording = [/expected/i, /received/i, /invalid input/i, /invalid url/i, /NaN/, /unrecognized key/i, /invalid option/i];
 
-let harness: Harness;
+const harness = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let siteId: number;
 let articleId: number;
 
 beforeAll(async () => {
-  harness = await startHarness();
   customer = await createCustomer(harness.services);
   const site = await seedSite(harness.services, customer.email, {
     name: 'Messages',
@@ -25,9 +24,6 @@ beforeAll(async () => {
   });
   siteId = site.siteId;
   articleId = site.articleIds[0]!;
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 /** A fresh key every 50 requests, under the 60-per-minute limit; the one before is revoked. */

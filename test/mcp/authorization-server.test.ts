@@ -1,5 +1,5 @@
 import { registrationsPerHour } from '../../src/services/limits.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   fetchClientMetadataDocument,
   isMetadataDocumentUrl,
@@ -8,7 +8,7 @@ import {
   redirectUriMatches,
   requestsWrite,
 } from '../../src/services/oauth/index.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, startHarness, useHarness } from '../helpers/harness.js';
 import { longestStallDuring } from '../helpers/loop-watch.js';
 import {
   authorizationUrl,
@@ -23,15 +23,11 @@ import {
   TestOAuthProvider,
 } from './oauth-client.js';
 
-let harness: Harness;
+const harness = useHarness({ listen: true });
 let base: string;
 
 beforeAll(async () => {
-  harness = await startHarness({ listen: true });
   base = harness.settings.publicUrl;
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 const register = (body: unknown) =>

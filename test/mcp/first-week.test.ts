@@ -1,23 +1,22 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedArticle } from '../helpers/write-fixtures.js';
 import { InjectBrowser } from '../web/browser.js';
 import { CookieJar, manualGrant, rawMcp } from './oauth-client.js';
 
 /** Issue 54 through the official MCP client: unknown tools in the activity log, paging words, backlink filters, titles. */
 
-let h: Harness;
 let base: string;
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let siteId: number;
 const jar = new CookieJar();
 const metricsToken = 'metrics-token-0123456789';
+const h = useHarness({ listen: true, env: { METRICS_TOKEN: metricsToken } });
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  h = await startHarness({ listen: true, env: { METRICS_TOKEN: metricsToken } });
   base = h.settings.publicUrl;
   customer = await createCustomer(h.services);
   siteId = (
@@ -34,7 +33,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const client of clients) await client.close();
-  await h?.close();
 });
 
 /** A connection of its own grant (its own 60 requests a minute), and the grant's id. */

@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tools } from '../../src/operations/index.js';
 import { apiGet, seedSites, type SeededSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { connectWithOAuth, modes, type TestOAuthProvider } from './oauth-client.js';
 
 const protectedLink = '<a href="https://partner.example/dentists" data-service-protected="backlink">family dentist</a>';
@@ -59,7 +59,7 @@ async function errorOf(client: Client, name: string, args: Record<string, unknow
 }
 
 describe.each(modes)('MCP with the official client, $name', ({ negotiation, protocol }) => {
-  let harness: Harness;
+  const harness = useHarness({ listen: true });
   let base: string;
   let customer: Awaited<ReturnType<typeof createCustomer>>;
   let other: Awaited<ReturnType<typeof createCustomer>>;
@@ -70,7 +70,6 @@ describe.each(modes)('MCP with the official client, $name', ({ negotiation, prot
   let consent: string;
 
   beforeAll(async () => {
-    harness = await startHarness({ listen: true });
     base = harness.settings.publicUrl;
     customer = await createCustomer(harness.services);
     other = await createCustomer(harness.services);
@@ -82,7 +81,6 @@ describe.each(modes)('MCP with the official client, $name', ({ negotiation, prot
   });
   afterAll(async () => {
     await client?.close();
-    await harness?.close();
   });
 
   const rest = async (path: string) => {

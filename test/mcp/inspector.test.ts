@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
-import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, useHarness } from '../helpers/harness.js';
 import { CookieJar, manualGrant } from './oauth-client.js';
 
 /**
@@ -19,14 +19,13 @@ const inspector = join(process.cwd(), 'node_modules', '.bin', 'mcp-inspector-cli
 const inspectorCwd = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build');
 const run = promisify(execFile);
 
-let harness: Harness;
+const harness = useHarness({ listen: true });
 let mcpUrl: string;
 let site: SeededSite;
 let writeToken: string;
 let readToken: string;
 
 beforeAll(async () => {
-  harness = await startHarness({ listen: true });
   const base = harness.settings.publicUrl;
   mcpUrl = `${base}/mcp`;
   const customer = await createCustomer(harness.services);
@@ -37,9 +36,6 @@ beforeAll(async () => {
   const jar = new CookieJar();
   writeToken = (await manualGrant(base, customer.email, { jar })).tokens.access_token as string;
   readToken = (await manualGrant(base, customer.email, { jar, access: 'read' })).tokens.access_token as string;
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 /** One Inspector CLI run; its stdout is the JSON result. */

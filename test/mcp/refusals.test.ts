@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/secrets.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import {
   authorizationUrl,
   authorizeInBrowser,
@@ -17,14 +17,13 @@ import {
   signIn,
 } from './oauth-client.js';
 
-let harness: Harness;
+const harness = useHarness({ listen: true });
 let base: string;
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let site: SeededSite;
 let otherSite: SeededSite;
 
 beforeAll(async () => {
-  harness = await startHarness({ listen: true });
   base = harness.settings.publicUrl;
   customer = await createCustomer(harness.services);
   const other = await createCustomer(harness.services);
@@ -36,9 +35,6 @@ beforeAll(async () => {
     name: 'Theirs',
     articles: [{ status: 'published', title: 'Theirs', body: '<p>Theirs.</p>' }],
   });
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 const callTool = (token: string, name: string, args: Record<string, unknown>) =>

@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { BACKLINK, INTERNAL } from '../helpers/write-fixtures.js';
 import { manualGrant } from './oauth-client.js';
 
@@ -18,15 +18,11 @@ const BOUND = 40_000;
 // Hundreds of calls over real HTTP on a 300 KB article: room on a busy CI machine.
 vi.setConfig({ testTimeout: 240_000 });
 
-let harness: Harness;
+const harness = useHarness({ listen: true });
 let base: string;
 
 beforeAll(async () => {
-  harness = await startHarness({ listen: true });
   base = harness.settings.publicUrl;
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 interface Result {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config.js';
 import { toTimestamp } from '../../src/core/time.js';
 import { Housekeeping } from '../../src/services/housekeeping.js';
-import { createCustomer, dialectName, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
+import { createCustomer, dialectName, useHarness, testDatabaseUrl } from '../helpers/harness.js';
 
-let h: Harness;
+const h = useHarness({ env: { ACTIVITY_RETENTION_DAYS: '30' } });
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 
 const day = 86_400_000;
@@ -15,12 +15,7 @@ const at = (offsetMs: number) => toTimestamp(new Date(h.clock.now().getTime() + 
 const nothing = { sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0 };
 
 beforeAll(async () => {
-  h = await startHarness({ env: { ACTIVITY_RETENTION_DAYS: '30' } });
   customer = await createCustomer(h.services);
-});
-
-afterAll(async () => {
-  await h.close();
 });
 
 afterEach(async () => {

@@ -4,10 +4,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { reportPalette } from '../../src/core/report-palette.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, useHarness, TestClock } from '../helpers/harness.js';
 import { InjectBrowser } from '../web/browser.js';
 
 /**
@@ -59,7 +59,7 @@ function linesOf(items: string[], address: string): string[] {
 }
 
 describe('report PDF: charts and addresses', () => {
-  let h: Harness;
+  const h = useHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
   let siteId: number;
   let browser: InjectBrowser;
   const shots = process.env.ANCHORAGE_SCREENSHOTS;
@@ -76,7 +76,6 @@ describe('report PDF: charts and addresses', () => {
   };
 
   beforeAll(async () => {
-    h = await startHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
     const customer = await createCustomer(h.services);
     const months = ['2026-06', '2026-07', '2026-08', '2026-09', '2026-10', '2026-11', '2026-12'];
     siteId = (
@@ -92,10 +91,6 @@ describe('report PDF: charts and addresses', () => {
     ).siteId;
     browser = new InjectBrowser(h.app);
     await browser.signIn(customer.email);
-  });
-
-  afterAll(async () => {
-    await h?.close();
   });
 
   it('draws its charts in the web report’s palette', async () => {

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pdfText } from '../../src/services/report-pdf.js';
 import { apiGet, type BacklinkFixture, seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, useHarness, TestClock } from '../helpers/harness.js';
 import { csrfOf, InjectBrowser } from '../web/browser.js';
 
 const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts/');
@@ -26,13 +26,12 @@ const count = (text: string, pattern: RegExp): number => text.match(pattern)?.le
 const pad = (n: number) => String(n).padStart(3, '0');
 
 describe('report PDF', () => {
-  let h: Harness;
+  const h = useHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
   let alice: Awaited<ReturnType<typeof createCustomer>>;
   let siteId: number;
   let browser: InjectBrowser;
 
   beforeAll(async () => {
-    h = await startHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
     alice = await createCustomer(h.services);
     const backlinks: BacklinkFixture[] = Array.from({ length: 130 }, (_, i) => ({
       category: i % 3 === 0 ? 'local' : 'industry',
@@ -59,10 +58,6 @@ describe('report PDF', () => {
     ).siteId;
     browser = new InjectBrowser(h.app);
     await browser.signIn(alice.email);
-  });
-
-  afterAll(async () => {
-    await h?.close();
   });
 
   it('holds every row of both tables, the summary and the 12 months, matching the stats API', async () => {

@@ -1,18 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, dialectName, startHarness, useHarness } from '../helpers/harness.js';
 import { csrfOf, InjectBrowser, password } from './browser.js';
 
-let h: Harness;
+const h = useHarness({ env: { ALLOW_SIGNUP: 'true' } });
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 
 beforeAll(async () => {
-  h = await startHarness({ env: { ALLOW_SIGNUP: 'true' } });
   customer = await createCustomer(h.services);
-});
-
-afterAll(async () => {
-  await h.close();
 });
 
 async function sessionRows(): Promise<number> {

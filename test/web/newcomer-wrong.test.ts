@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedArticle } from '../helpers/write-fixtures.js';
 import { csrfOf, InjectBrowser } from './browser.js';
 
@@ -10,15 +10,7 @@ import { csrfOf, InjectBrowser } from './browser.js';
 
 const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 async function multipart(fields: Record<string, string | Buffer>): Promise<{ payload: Buffer; contentType: string }> {
   const form = new FormData();

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '../../src/core/errors.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { useHarness } from '../helpers/harness.js';
 
 /** A GET with the path exactly as written (fetch would normalise dot segments first). */
 function rawGet(port: number, path: string): Promise<{ status: number; type: string; body: string }> {
@@ -21,15 +21,11 @@ const traversal = ['%2e%2e/%2e%2e/package.json', '..%2f..%2fpackage.json', '..%5
 const prefixes = ['/assets/', '/app/assets/', '/assets/vendor/', '/media/', '/docs/', '/docs/static/', '/app/'];
 
 describe('encoded traversal under static paths', () => {
-  let h: Harness;
+  const h = useHarness({ listen: true });
   let port: number;
 
   beforeAll(async () => {
-    h = await startHarness({ listen: true });
     port = Number(new URL(h.settings.publicUrl).port);
-  });
-  afterAll(async () => {
-    await h.close();
   });
 
   it('answers 400 or 404 in the catalogue shape (or the UI’s error page), never 5xx or a file', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { safeNext } from '../../src/web/session.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { decodeEntities, InjectBrowser, password } from './browser.js';
 
 /** `next=` values that try to leave the service, or to break the Location header. */
@@ -53,17 +53,13 @@ const hostile = [
 ];
 
 describe('redirects after sign-in stay on the service', () => {
-  let h: Harness;
+  const h = useHarness();
   let origin: string;
   let email: string;
 
   beforeAll(async () => {
-    h = await startHarness();
     origin = new URL(h.settings.publicUrl).origin;
     email = (await createCustomer(h.services)).email;
-  });
-  afterAll(async () => {
-    await h.close();
   });
 
   const sameOrigin = (location: unknown) => new URL(String(location), h.settings.publicUrl).origin === origin && !String(location).startsWith('//');

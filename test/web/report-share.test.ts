@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/secrets.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, useHarness, TestClock } from '../helpers/harness.js';
 import { csrfOf, decodeEntities, InjectBrowser } from './browser.js';
 
 type Customer = Awaited<ReturnType<typeof createCustomer>>;
 
 describe('report share links', () => {
-  let h: Harness;
+  const h = useHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
   let alice: Customer;
   let bob: Customer;
   let aliceSite: number;
@@ -16,7 +16,6 @@ describe('report share links', () => {
   let browser: InjectBrowser;
 
   beforeAll(async () => {
-    h = await startHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
     alice = await createCustomer(h.services);
     bob = await createCustomer(h.services);
     aliceSite = (
@@ -38,10 +37,6 @@ describe('report share links', () => {
     bobSite = (await seedSite(h.services, bob.email, { name: 'Bob Garage', articles: [{ status: 'published', title: 'Bob article', published_at: '2026-11-03T09:00:00Z' }] })).siteId;
     browser = new InjectBrowser(h.app);
     await browser.signIn(alice.email);
-  });
-
-  afterAll(async () => {
-    await h?.close();
   });
 
   /** Creates a link through the UI (POST-redirect-GET) and returns its token and id. */

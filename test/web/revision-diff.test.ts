@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { InjectBrowser, pipelineRewrite } from './browser.js';
 
 /** The revision diff page marks the words a revision changed, escaped, and leaves rewritten lines whole. */
 describe('revision diff page: changed words', () => {
-  let h: Harness;
+  const h = useHarness();
   let browser: InjectBrowser;
   let articleId: number;
 
   beforeAll(async () => {
-    h = await startHarness();
     const customer = await createCustomer(h.services);
     const site = await seedSite(h.services, customer.email, {
       articles: [{ status: 'published', title: 'Opening hours', published_at: '2026-11-02T09:00:00Z', body: '<p>x</p>' }],
@@ -18,9 +17,6 @@ describe('revision diff page: changed words', () => {
     articleId = site.articleIds[0]!;
     browser = new InjectBrowser(h.app);
     await browser.signIn(customer.email);
-  });
-  afterAll(async () => {
-    await h.close();
   });
 
   /** The diff region of the page for revisions `a` and `b`. */

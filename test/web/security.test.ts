@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, startHarness, useHarness } from '../helpers/harness.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { csrfOf, etagOf, InjectBrowser, password } from './browser.js';
 
@@ -7,7 +7,7 @@ const protectedLink = '<a href="https://partner.example/guide" data-service-prot
 const body = `<p>Intro text.</p><p>Read the ${protectedLink} today.</p>`;
 
 describe('UI security', () => {
-  let h: Harness;
+  const h = useHarness();
   let alice: Awaited<ReturnType<typeof createCustomer>>;
   let bob: Awaited<ReturnType<typeof createCustomer>>;
   let staff: Awaited<ReturnType<typeof createCustomer>>;
@@ -15,7 +15,6 @@ describe('UI security', () => {
   let staffSite: { siteId: number; articleIds: number[] };
 
   beforeAll(async () => {
-    h = await startHarness();
     alice = await createCustomer(h.services);
     bob = await createCustomer(h.services);
     staff = await createCustomer(h.services, { staff: true });
@@ -29,9 +28,6 @@ describe('UI security', () => {
       name: 'Staff own site',
       articles: [{ status: 'published', title: 'Staff article', published_at: '2026-11-02T09:00:00Z', body: '<p>staff</p>' }],
     });
-  });
-  afterAll(async () => {
-    await h.close();
   });
 
   it('sends signed-out visitors to sign in, and back afterwards', async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/services/actor.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, useHarness } from '../helpers/harness.js';
 import {
   articleRow,
   editCount,
@@ -14,20 +14,15 @@ import {
   setEditCount,
 } from '../helpers/write-fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let base = '';
 
 beforeAll(async () => {
-  h = await startHarness();
   // A real listener: the concurrent requests below travel over TCP like a client's.
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const address = h.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   base = `http://127.0.0.1:${address.port}`;
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const noon = '2026-11-15T12:00:00Z';

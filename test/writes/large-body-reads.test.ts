@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bodyInParts, bodyPieces, bodyText, bodyUnlessLarge, withLargeBody } from '../../src/db/body-pieces.js';
-import { type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
+import { useHarness, testDatabaseUrl } from '../helpers/harness.js';
 import { articleRow, getArticle, largeBody, patch, PROTECTED_BODY, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const decoded = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8');
 

@@ -1,20 +1,15 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-let h: Harness;
+const h = useHarness();
 let doc: any;
 
 beforeAll(async () => {
-  h = await startHarness();
   const res = await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
   expect(res.statusCode).toBe(200);
   doc = res.json();
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const writes = {

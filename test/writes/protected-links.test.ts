@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.js';
 import {
   articleRow,
   BACKLINK,
@@ -14,15 +14,7 @@ import {
   snapshot,
 } from '../helpers/write-fixtures.js';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const backlink = { type: 'backlink', href: 'https://partner.example/page', text: 'partner page' };
 const internal = { type: 'internal', href: '/guides/setup', text: 'our setup guide' };

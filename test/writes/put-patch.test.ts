@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SANITIZER_VERSION } from '../../src/core/html.js';
 import { wordCount } from '../../src/core/protected-anchors.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import {
   articleRow,
   BACKLINK,
@@ -19,15 +19,7 @@ import {
   snapshot,
 } from '../helpers/write-fixtures.js';
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const FISH_BODY = '<p>one fish two fish red fish blue fish</p><p>A $ sign and (parens) and aaa.</p>';
 

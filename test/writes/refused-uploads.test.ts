@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { type Harness, useHarness } from '../helpers/harness.js';
 import { newKey, type SeededArticle, seedArticle, send, setEditCount } from '../helpers/write-fixtures.js';
 
 // Done-item 4 of issue 11: an upload the service refuses stores nothing and serves nothing new,
@@ -33,13 +33,7 @@ async function upload(h: Harness, articleId: number, key: string, image: Buffer,
 }
 
 describe.each(['fs', 'db'] as const)('MEDIA_STORE=%s: a refused upload is not kept', (store) => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ env: { MEDIA_STORE: store } });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness({ env: { MEDIA_STORE: store } });
 
   /** Everything the media store holds: files under DATA_DIR/media and rows of the media table. */
   async function mediaStore() {

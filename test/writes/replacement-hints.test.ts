@@ -1,18 +1,11 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.js';
 import { articleRow, BACKLINK, patch, seedArticle, send } from '../helpers/write-fixtures.js';
 
 /** A failed PATCH replacement says how to fix it: the near-match, or the occurrences (issue 12). */
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const BODY = `<h2>Care &amp; cleaning</h2><p>Brush   twice a day with a soft brush.</p><p>See a ${BACKLINK} yearly.</p><p>A brush, a brush, a brush.</p>`;
 

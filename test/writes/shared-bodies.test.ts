@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { isSharedText } from '../../src/core/text-parts.js';
 import { operations } from '../../src/operations/index.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { useHarness } from '../helpers/harness.js';
 import { articleRow, expectUnchanged, getArticle, largeBody, patch, put, PROTECTED_BODY, revisionsOf, seedArticle, snapshot } from '../helpers/write-fixtures.js';
 
 // A PUT of a body of a million characters or more over REST keeps the body as its UTF-8 bytes in
 // shared memory from the thread that parses the request to the database and the answer
 // (`SharedText`): what is stored and answered must be exactly the body sent, on both databases.
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 type WriteBody = { data: { body: string; title: string; word_count: number }; meta: { sanitized: string[]; dry_run?: boolean } };
 

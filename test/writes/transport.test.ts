@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useHarness } from '../helpers/harness.js';
 import {
   articleRow,
   editCount,
@@ -14,20 +14,12 @@ import {
   snapshot,
 } from '../helpers/write-fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 /** Every error body answered in this file, checked for leaks at the end. */
 const errorBodies: string[] = [];
 
-beforeAll(async () => {
-  h = await startHarness();
-});
-
 afterEach(() => {
   vi.restoreAllMocks();
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const raw = async (method: 'PUT' | 'PATCH' | 'POST', url: string, key: string, payload: string | Buffer | undefined, contentType?: string) => {

@@ -1,6 +1,6 @@
 import { Parser } from 'htmlparser2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.js';
 import { unsafeParts, xssVectors } from '../fixtures/xss-vectors.js';
 import { BACKLINK, INTERNAL, newKey, patch, put, type SeededArticle, seedArticle, send } from '../helpers/write-fixtures.js';
 
@@ -10,7 +10,7 @@ import { BACKLINK, INTERNAL, newKey, patch, put, type SeededArticle, seedArticle
  * remain, and the protected links must survive.
  */
 
-let h: Harness;
+const h = useHarness();
 let article: SeededArticle;
 let key = '';
 let requestsOnKey = 0;
@@ -78,12 +78,7 @@ async function storedBody(k: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
   article = await seedArticle(h.services, { body: links + slot });
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 describe('XSS vectors through the write API', () => {
