@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { getArticleTool } from './article-window.js';
 import { readOperations } from './read.js';
 import { runOperation } from './run.js';
+import { siteTextOperations } from './site-text.js';
 import { writeOperations, writeTools } from './writes.js';
 import type { Operation, ToolDefinition } from './types.js';
 
 /** Every public operation; REST, OpenAPI and MCP are generated from this list. */
-export const operations: readonly Operation[] = [...readOperations, ...writeOperations];
+export const operations: readonly Operation[] = [...readOperations, ...writeOperations, ...siteTextOperations];
 
 /** The MCP tool of an operation: the same input (less REST-only fields, strict), output, scope and pipeline. */
 const toolOf = (operation: Operation & { tool: NonNullable<Operation['tool']> }): ToolDefinition => ({

@@ -22,6 +22,7 @@ import { ReportSharesService } from './report-shares.js';
 import { RevisionsService } from './revisions.js';
 import { registrationsPerHour, RequestLimiter, SignInThrottle, WindowLimiter } from './limits.js';
 import type { AbuseLimits } from '../config.js';
+import { SearchService } from './search.js';
 import { SessionsService } from './sessions.js';
 import { SitesService } from './sites.js';
 import { StatsService } from './stats.js';
@@ -75,6 +76,7 @@ export function createServices(deps: ServiceDeps) {
     db,
     clock,
     sites,
+    search: new SearchService(kysely, db.dialect, sites, htmlPool),
     articles,
     backlinks: new BacklinksService(kysely, sites, counters),
     stats: new StatsService(sites, counters, clock),
