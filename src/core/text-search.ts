@@ -148,6 +148,20 @@ export function fieldMatches(field: SearchField, text: string, query: string, ma
   return { count: found.length, first };
 }
 
+/** `text` with every occurrence of `query` (`occurrences`) replaced by `replace`, and how many there were. */
+export function replaceOccurrences(text: string, query: string, replace: string, matchCase: boolean): { text: string; count: number } {
+  const found = occurrences(text, query, matchCase);
+  if (found.length === 0) return { text, count: 0 };
+  const pieces: string[] = [];
+  let last = 0;
+  for (const at of found) {
+    pieces.push(text.slice(last, at), replace);
+    last = at + query.length;
+  }
+  pieces.push(text.slice(last));
+  return { text: pieces.join(''), count: found.length };
+}
+
 export interface ArticleText {
   title: string | null;
   body: string;

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { holdsNul, nulRefused } from '../core/errors.js';
+import { MAX_REPLACE_ARTICLES } from '../services/site-replace.js';
 import { CONTEXT_CHARS, isWellFormed, LISTED_MATCHES, MAX_QUERY_CHARS, MIN_QUERY_CHARS } from '../core/text-search.js';
-import { pageOf, pageParams, siteId } from './schemas.js';
+import { articleId, pageOf, pageParams, siteId } from './schemas.js';
+import { reason, writeErrors } from './writes.js';
 import { defineOperation, type Operation } from './types.js';
 
 const codePoints = (value: string) => [...value].length;
@@ -87,4 +89,67 @@ export const searchArticles = defineOperation({
   },
 });
 
-export const siteTextOperations: readonly Operation[] = [searchArticles];
+const replacedSchema = z
+  .object({
+    article_id: z.number().int(),
+    occurrences: z.number().int().describe('Occurrences replaced (the dry run: that would be).'),
+    etag: z.string().optional().describe('The article’s new ETag (not in a dry run).'),
+    matches: z.array(matchSchema).optional().describe('The dry run: the first occurrences with their context.'),
+  })
+  .meta({ id: 'ReplacedArticle' });
+
+const replaceOutput = z
+  .object({
+    data: z.array(replacedSchema),
+    meta: z.object({
+      articles: z.number().int().describe('Articles changed (or that would be).'),
+      occurrences: z.number().int().describe('Occurrences replaced in all of them.'),
+      dry_run: z.boolean().optional().describe('Present and true when nothing was saved because of dry_run.'),
+    }),
+  })
+  .meta({
+    id: 'SiteReplace',
+    description: 'The articles changed, each with its occurrences and new ETag (the dry run: the occurrences with context).',
+    example: { data: [{ article_id: 42, occurrences: 2, etag: '"a42-v4"' }], meta: { articles: 1, occurrences: 2 } },
+  });
+
+const write = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
+
+export const replaceInSite = defineOperation({
+  name: 'replaceInSite',
+  summary: 'Replace a text in every article of a website',
+  description: `Replaces every occurrence of \`find\` (literal, case-insensitive unless \`match_case\`, matched as searchArticles matches it) in the HTML bodies of the website's articles; titles are left alone. All or nothing, in one transaction: an edit that would remove or rewrite a protected link refuses the whole request (422 \`protected_links_violation\`, \`articles\` lists each article with its \`protected_links\`). Each changed article gets a revision (with \`reason\`) and uses one edit of the daily allowance (429 \`edit_limit_exceeded\` when the request would pass it). At most ${MAX_REPLACE_ARTICLES} articles per request: narrow with \`article_ids\`. Accepts Idempotency-Key and ?dry_run=true (the occurrences with context, nothing saved).`,
+  rest: { method: 'POST', path: '/sites/{id}/replace', pathId: 'site_id', queryFields: ['dry_run'] },
+  tool: {
+    name: 'replace_in_site',
+    title: 'Replace text across a website',
+    description: `Replaces find by replace in every article body of a site (titles untouched), all or nothing, one revision per changed article; each counts as an edit of the 200 a day. Try dry_run: true first. At most ${MAX_REPLACE_ARTICLES} articles: else validation_failed; pass article_ids from search_articles. protected_links_violation lists the articles: leave them out with article_ids.`,
+    annotations: write,
+  },
+  input: z.object({
+    site_id: siteId,
+    find: searchText('The text to replace, literally: 3 to 500 characters.', '555-0100'),
+    replace: z
+      .string()
+      .refine((value) => !holdsNul(value), nulRefused)
+      .describe('What replaces it (may be empty).')
+      .meta({ example: '555-0199' }),
+    match_case: z.boolean().optional().describe('true: match upper and lower case exactly.'),
+    article_ids: z.array(articleId).min(1).max(MAX_REPLACE_ARTICLES).optional().describe(`Only these articles of the site (at most ${MAX_REPLACE_ARTICLES}).`),
+    reason: reason.optional(),
+    dry_run: flag('true: check everything and answer the occurrences with their context, without saving.'),
+  }),
+  output: replaceOutput,
+  errors: [...writeErrors],
+  scope: 'write',
+  handler: async ({ site_id, dry_run, ...input }, ctx) => {
+    const dry = dry_run === true;
+    const result = await ctx.services.siteReplace.replace(ctx.actor, site_id, { ...input, match_case: input.match_case ?? false }, {
+      dryRun: dry,
+      idempotencyKey: ctx.preconditions.idempotencyKey,
+    });
+    return { body: { data: result.data, meta: result.meta }, allowance: result.allowance };
+  },
+});
+
+export const siteTextOperations: readonly Operation[] = [searchArticles, replaceInSite];

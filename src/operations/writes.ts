@@ -20,7 +20,7 @@ const text = (max: number, description: string) =>
 const title = text(255, 'New title, at most 255 characters; not empty or only white space.')
   .refine((value) => !isBlankTitle(value), blankTitle)
   .meta({ minLength: 1, pattern: '\\S' });
-const reason = text(2000, 'Why the change is made, kept with the revision; at most 2000 characters.');
+export const reason = text(2000, 'Why the change is made, kept with the revision; at most 2000 characters.');
 const metaDescription = text(500, 'New meta description, at most 500 characters.');
 
 // Strict, like every write body: a key the item does not take is refused, not ignored.
@@ -71,7 +71,7 @@ const writeOptions = (ctx: OperationContext, dryRun: string | undefined) => ({
   idempotencyKey: ctx.preconditions.idempotencyKey,
 });
 
-const writeErrors = ['not_found', 'forbidden', 'insufficient_scope', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'invalid_json', 'validation_failed', 'protected_links_violation', 'idempotency_key_reused', 'rate_limited', 'edit_limit_exceeded'] as const;
+export const writeErrors = ['not_found', 'forbidden', 'insufficient_scope', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'invalid_json', 'validation_failed', 'protected_links_violation', 'idempotency_key_reused', 'rate_limited', 'edit_limit_exceeded'] as const;
 
 export const updateArticle = defineOperation({
   name: 'updateArticle',

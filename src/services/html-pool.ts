@@ -91,8 +91,11 @@ interface PreparedTask {
 export type PoolChange = BodyChange | { body: string | SharedText };
 
 /** Characters of the text `change` sends: a new body, or each replacement's `find` and `replace`. */
-const sentChars = (change: PoolChange): number =>
-  'body' in change ? change.body.length : change.replacements.reduce((sum, { find, replace = '' }) => sum + find.length + replace.length, 0);
+const sentChars = (change: PoolChange): number => {
+  if ('body' in change) return change.body.length;
+  if ('everywhere' in change) return change.everywhere.find.length + change.everywhere.replace.length;
+  return change.replacements.reduce((sum, { find, replace = '' }) => sum + find.length + replace.length, 0);
+};
 
 /**
  * A task with its large strings as UTF-8: a string encoded in parts (see `utf8InParts`) and

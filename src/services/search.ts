@@ -20,7 +20,7 @@ export interface SearchHit extends ArticleMatches {
 }
 
 /** An article the index found: what orders the results, and its size for batching. */
-interface Candidate {
+export interface Candidate {
   id: number;
   published_at: string | null;
   bytes: number;
@@ -55,6 +55,11 @@ const foldedPattern = (text: string) =>
 /** The text the PostgreSQL index holds (migration 020): the same expression, or the index is not used. */
 const searchedText = sql`(coalesce(title, '') || chr(10) || body)`;
 
+export type RankedArticle = Candidate & { count: number };
+
+/** What is searched of a row: its title and body, or its body alone. */
+const textOf = (row: ArticleText | undefined, bodyOnly: boolean): ArticleText => ({ title: bodyOnly ? null : (row?.title ?? null), body: row?.body ?? '' });
+
 /** Batches of candidates of at most `batchBytes` each (or one larger article alone). */
 function batches(candidates: readonly Candidate[]): Candidate[][] {
   const out: Candidate[][] = [];
@@ -74,7 +79,7 @@ function batches(candidates: readonly Candidate[]): Candidate[][] {
 }
 
 /** Most matches first, then newest `published_at` (none last), then highest id. */
-function byRank(a: Candidate & { count: number }, b: Candidate & { count: number }): number {
+function byRank(a: RankedArticle, b: RankedArticle): number {
   if (a.count !== b.count) return b.count - a.count;
   if (a.published_at !== b.published_at) {
     if (a.published_at === null) return 1;
@@ -101,28 +106,43 @@ export class SearchService {
   async search(actor: Actor, siteId: number, request: SearchRequest): Promise<Page<SearchHit>> {
     await this.sites.visible(actor, siteId);
     const { q: query, match_case: matchCase } = request;
-    const ranked: (Candidate & { count: number })[] = [];
-    for (const batch of batches(await this.candidates(siteId, query, matchCase))) {
-      const texts = await this.texts(batch.map(({ id }) => id));
-      const counts = await this.html.searchTexts(actor.accountId, { texts: batch.map(({ id }) => texts.get(id) ?? { title: null, body: '' }), query, matchCase }, false);
-      batch.forEach((candidate, i) => {
-        if (counts[i]! > 0) ranked.push({ ...candidate, count: counts[i]! });
-      });
-    }
-    ranked.sort(byRank);
+    const ranked = await this.counted(actor, siteId, query, matchCase);
     const start = (request.page - 1) * request.per_page;
-    const pageIds = ranked.slice(start, start + request.per_page).map(({ id }) => id);
-    const data: SearchHit[] = [];
-    for (const batch of batches(ranked.filter(({ id }) => pageIds.includes(id)))) {
-      const rows = await this.texts(batch.map(({ id }) => id));
-      const present = batch.filter(({ id }) => rows.has(id));
-      const found = await this.html.searchTexts(actor.accountId, { texts: present.map(({ id }) => rows.get(id)!), query, matchCase }, true);
-      present.forEach(({ id }, i) => data.push({ id, title: rows.get(id)!.title, url: rows.get(id)!.url, ...found[i]! }));
-    }
+    const data = await this.listed(actor, ranked.slice(start, start + request.per_page), query, matchCase);
     return {
       data,
       meta: { page: request.page, per_page: request.per_page, total: ranked.length, last_page: Math.max(1, Math.ceil(ranked.length / request.per_page)) },
     };
+  }
+
+  /**
+   * Every article of the site that holds `query` (in its body alone with `bodyOnly`), with its
+   * match count, in the order of the results. The caller has checked the site.
+   */
+  async counted(actor: Actor, siteId: number, query: string, matchCase: boolean, bodyOnly = false): Promise<RankedArticle[]> {
+    const ranked: RankedArticle[] = [];
+    for (const batch of batches(await this.candidates(siteId, query, matchCase))) {
+      const rows = await this.texts(batch.map(({ id }) => id));
+      const texts = batch.map(({ id }) => textOf(rows.get(id), bodyOnly));
+      const counts = await this.html.searchTexts(actor.accountId, { texts, query, matchCase }, false);
+      batch.forEach((candidate, i) => {
+        if (counts[i]! > 0) ranked.push({ ...candidate, count: counts[i]! });
+      });
+    }
+    return ranked.sort(byRank);
+  }
+
+  /** `articles` with their listed matches, in the order given (an article deleted meanwhile is left out). */
+  async listed(actor: Actor, articles: readonly RankedArticle[], query: string, matchCase: boolean, bodyOnly = false): Promise<SearchHit[]> {
+    const hits: SearchHit[] = [];
+    for (const batch of batches(articles)) {
+      const rows = await this.texts(batch.map(({ id }) => id));
+      const present = batch.filter(({ id }) => rows.has(id));
+      const texts = present.map(({ id }) => textOf(rows.get(id), bodyOnly));
+      const found = await this.html.searchTexts(actor.accountId, { texts, query, matchCase }, true);
+      present.forEach(({ id }, i) => hits.push({ id, title: rows.get(id)!.title, url: rows.get(id)!.url, ...found[i]! }));
+    }
+    return hits;
   }
 
   /** The site's articles the index says may hold `query` (a superset of those that do). */
