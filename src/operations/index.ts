@@ -27,10 +27,14 @@ const toolOf = (operation: Operation & { tool: NonNullable<Operation['tool']> })
 /** Tools declared in place of the one their operation would give (get_article reads the body in windows). */
 const declaredTools = new Map([getArticleTool].map((tool) => [tool.name, tool]));
 
-/** Every MCP tool, in the order the interface lists them. */
+/** The tools of the operations that have one. */
+const operationTools = operations.flatMap((operation) =>
+  operation.tool ? [declaredTools.get(operation.tool.name) ?? toolOf({ ...operation, tool: operation.tool })] : [],
+);
+
+/** Every MCP tool, in the order the interface lists them: the reading tools, then the seed's write tools, then the others. */
 export const tools: readonly ToolDefinition[] = [
-  ...operations.flatMap((operation) =>
-    operation.tool ? [declaredTools.get(operation.tool.name) ?? toolOf({ ...operation, tool: operation.tool })] : [],
-  ),
+  ...operationTools.filter((tool) => tool.annotations.readOnlyHint),
   ...writeTools,
+  ...operationTools.filter((tool) => !tool.annotations.readOnlyHint),
 ];

@@ -123,7 +123,7 @@ export const replaceInSite = defineOperation({
   tool: {
     name: 'replace_in_site',
     title: 'Replace text across a website',
-    description: `Replaces find by replace in every article body of a site (titles untouched), all or nothing, one revision per changed article; each counts as an edit of the 200 a day. Try dry_run: true first. At most ${MAX_REPLACE_ARTICLES} articles: else validation_failed; pass article_ids from search_articles. protected_links_violation lists the articles: leave them out with article_ids.`,
+    description: `Replaces find by replace in every article body of a site (titles untouched; case-insensitive unless match_case), all or nothing, a revision per changed article, each one of the 200 edits a day. Try dry_run: true first. protected_links_violation lists the articles: leave them out with article_ids. Too many articles (over ${MAX_REPLACE_ARTICLES}, or an answer too large): validation_failed says how many article_ids to send at a time.`,
     annotations: write,
   },
   input: z.object({
@@ -147,6 +147,7 @@ export const replaceInSite = defineOperation({
     const result = await ctx.services.siteReplace.replace(ctx.actor, site_id, { ...input, match_case: input.match_case ?? false }, {
       dryRun: dry,
       idempotencyKey: ctx.preconditions.idempotencyKey,
+      answerChars: ctx.resultChars,
     });
     return { body: { data: result.data, meta: result.meta }, allowance: result.allowance };
   },

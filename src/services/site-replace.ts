@@ -5,6 +5,7 @@ import type { FoundMatch } from '../core/text-search.js';
 import type { Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { ArticleWritesService, PlannedEdit } from './article-writes.js';
+import { articleETag } from './articles.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { LimitState } from './limits.js';
 import type { SearchService } from './search.js';
@@ -38,6 +39,24 @@ export interface SiteReplaceResult {
   allowance?: LimitState;
 }
 
+export interface SiteReplaceOptions {
+  dryRun?: boolean;
+  idempotencyKey?: string;
+  /** Characters of JSON the answer may take (MCP): a dry run's previews are cut to fit; a larger answer is refused before anything is saved. */
+  answerChars?: number;
+}
+
+const jsonLength = (value: unknown): number => JSON.stringify(value).length;
+
+/** `result` within `chars` characters of JSON: the dry run's previews cut from the last article on; else refused, naming how to narrow. */
+function fitted(result: SiteReplaceResult, chars: number | undefined): SiteReplaceResult {
+  if (chars === undefined) return result;
+  for (let i = result.data.length - 1; i >= 0 && jsonLength(result) > chars; i--) delete result.data[i]!.matches;
+  if (jsonLength(result) <= chars) return result;
+  const fit = Math.max(1, Math.floor((result.data.length * chars) / jsonLength(result)) - 1);
+  throw validationFailed({ article_ids: [`The answer for ${result.data.length} articles is larger than one result may hold (${chars} characters of JSON); send article_ids (from search_articles) with at most ${fit} at a time.`] });
+}
+
 /**
  * `replaceInSite`: every occurrence of a text in the bodies of a site's articles replaced, all or
  * nothing. The articles are found as a search finds them (`SearchService`), each next body is
@@ -54,18 +73,18 @@ export class SiteReplaceService {
     private readonly idempotency: IdempotencyStore,
   ) {}
 
-  async replace(actor: Actor, siteId: number, input: SiteReplaceInput, options: { dryRun?: boolean; idempotencyKey?: string } = {}): Promise<SiteReplaceResult> {
+  async replace(actor: Actor, siteId: number, input: SiteReplaceInput, options: SiteReplaceOptions = {}): Promise<SiteReplaceResult> {
     const site = await this.sites.visible(actor, siteId);
     if (site.account_id !== actor.accountId) throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
     const key = options.dryRun ? undefined : options.idempotencyKey;
-    if (key === undefined) return this.apply(actor, siteId, input, options.dryRun === true);
+    if (key === undefined) return this.apply(actor, siteId, input, options);
     const stored = await this.idempotency.claim<SiteReplaceResult>(actor.accountId, key, await jsonSha256(['replaceInSite', siteId, input]));
     if (stored) {
       if (stored.ok) return stored.result;
       throw AppError.fromBody(stored.error);
     }
     try {
-      const result = await this.apply(actor, siteId, input, false, key);
+      const result = await this.apply(actor, siteId, input, { ...options, idempotencyKey: key });
       if (result.data.length === 0) await this.idempotency.complete(this.db, actor.accountId, key, { ok: true, result });
       return result;
     } catch (error) {
@@ -79,7 +98,7 @@ export class SiteReplaceService {
     }
   }
 
-  private async apply(actor: Actor, siteId: number, input: SiteReplaceInput, dryRun: boolean, key?: string): Promise<SiteReplaceResult> {
+  private async apply(actor: Actor, siteId: number, input: SiteReplaceInput, { dryRun, idempotencyKey: key, answerChars }: SiteReplaceOptions): Promise<SiteReplaceResult> {
     const { find, match_case: matchCase } = input;
     for (;;) {
       const holding = await this.articlesHolding(actor, siteId, input);
@@ -88,10 +107,15 @@ export class SiteReplaceService {
         const listed = await this.search.listed(actor, holding, find, matchCase, true);
         await this.planned(actor, holding.map(({ id }) => id), input);
         const data = listed.map(({ id, count, matches }) => ({ article_id: id, occurrences: count, matches: matches.slice(0, previewMatches) }));
-        return { data, meta: { articles: data.length, occurrences, dry_run: true } };
+        return fitted({ data, meta: { articles: data.length, occurrences, dry_run: true } }, answerChars);
       }
       const edits = await this.planned(actor, holding.map(({ id }) => id), input);
       const counts = new Map(holding.map(({ id, count }) => [id, count]));
+      if (answerChars !== undefined) {
+        // The answer must fit before anything is stored: a write must never be answered as an error.
+        const data = edits.map(({ row }) => ({ article_id: row.id, occurrences: counts.get(row.id) ?? 0, etag: articleETag({ id: row.id, version: row.version + 1 }) }));
+        fitted({ data, meta: { articles: data.length, occurrences } }, answerChars);
+      }
       const stored = await this.writes.storeAll(
         actor,
         edits,

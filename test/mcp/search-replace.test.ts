@@ -15,7 +15,8 @@ let harness: Harness;
 let base: string;
 
 beforeAll(async () => {
-  harness = await startHarness({ listen: true });
+  // Results of at most 4,000 characters of JSON (half the bound), so that 100 articles pass it.
+  harness = await startHarness({ listen: true, env: { MCP_RESULT_MAX_CHARS: '8000' } });
   base = harness.settings.publicUrl;
 });
 afterAll(async () => {
@@ -78,6 +79,26 @@ describe('search_articles and replace_in_site over MCP', () => {
     expect(done.structuredContent).toMatchObject({ meta: { articles: 2, occurrences: 2 } });
     const revision = await harness.services.db.kysely.selectFrom('revisions').select(['origin', 'reason']).where('article_id', '=', articleIds[0]!).orderBy('id', 'desc').executeTakeFirstOrThrow();
     expect(revision).toEqual({ origin: 'mcp', reason: 'New number' });
+    await client.close();
+  });
+
+  it('keeps every answer within the result bound, refusing a replace that would not fit before saving anything', async () => {
+    const customer = await createCustomer(harness.services);
+    const { siteId, articleIds } = await seedSite(harness.services, customer.email, {
+      articles: Array.from({ length: 100 }, () => ({ status: 'draft' as const, body: '<p>bulk text here</p>' })),
+    });
+    const client = await connect(customer.email, 'write');
+    const preview = (await client.callTool({ name: 'replace_in_site', arguments: { site_id: siteId, find: 'bulk text', replace: 'some text', dry_run: true } })) as Result;
+    expect(preview.isError).toBeFalsy();
+    expect(preview.structuredContent).toMatchObject({ meta: { articles: 100, occurrences: 100, dry_run: true } });
+    const tooMany = (await client.callTool({ name: 'replace_in_site', arguments: { site_id: siteId, find: 'bulk text', replace: 'some text' } })) as Result;
+    expect(tooMany.isError).toBe(true);
+    expect(JSON.parse(tooMany.content[0]!.text).fields.article_ids[0]).toMatch(/send article_ids .* with at most \d+ at a time/);
+    const revisions = await harness.services.db.kysely.selectFrom('revisions').select('id').where('article_id', 'in', articleIds).execute();
+    expect(revisions).toHaveLength(100);
+    const half = (await client.callTool({ name: 'replace_in_site', arguments: { site_id: siteId, find: 'bulk text', replace: 'some text', article_ids: articleIds.slice(0, 50) } })) as Result;
+    expect(half.isError).toBeFalsy();
+    expect(half.structuredContent).toMatchObject({ meta: { articles: 50, occurrences: 50 } });
     await client.close();
   });
 
