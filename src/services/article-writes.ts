@@ -99,6 +99,9 @@ type NextState = ArticleState<string | SharedText> & {
  */
 type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
 
+/** Articles `storeAll` stores in one turn of the event loop. */
+const storedPerTurn = 20;
+
 /** One article of a site-wide edit: its row as read and its next state (`ArticleWritesService.plan`). */
 export interface PlannedEdit {
   row: WritableRow;
@@ -273,7 +276,9 @@ export class ArticleWritesService {
       const now = this.clock.now();
       const allowance = counted && changed.length > 0 ? await this.allowance.take(trx, actor.accountId, now, changed.length) : undefined;
       const saved: SavedEdit[] = [];
-      for (const { row, next } of changed) {
+      for (const [i, { row, next }] of changed.entries()) {
+        // Hundreds of articles are stored in one transaction: the event loop gets a turn every few.
+        if (i > 0 && i % storedPerTurn === 0) await nextTurn();
         const { sanitized: _sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = next;
         const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
         const stored = await this.saveIn(trx, actor, row, { ...state, ...derived }, reason, now);

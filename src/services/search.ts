@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { ArticleMatches, ArticleText } from '../core/text-search.js';
 import { caseVariants, trigramVariants } from '../core/text-search.js';
@@ -27,8 +28,9 @@ export interface Candidate {
 }
 
 /**
- * Bytes of titles and bodies read and scanned at a time: one pool task each (the pool's large
- * tasks start at a million characters), and no more text than that in memory at once.
+ * Bytes of titles and bodies read and scanned at a time, each batch in a turn of the event loop
+ * of its own: one pool task each (the pool's large tasks start at a million characters), and no
+ * more text than that in memory at once.
  */
 const batchBytes = 1_000_000;
 
@@ -122,6 +124,7 @@ export class SearchService {
   async counted(actor: Actor, siteId: number, query: string, matchCase: boolean, bodyOnly = false): Promise<RankedArticle[]> {
     const ranked: RankedArticle[] = [];
     for (const batch of batches(await this.candidates(siteId, query, matchCase))) {
+      await nextTurn();
       const rows = await this.texts(batch.map(({ id }) => id));
       const texts = batch.map(({ id }) => textOf(rows.get(id), bodyOnly));
       const counts = await this.html.searchTexts(actor.accountId, { texts, query, matchCase }, false);
@@ -136,6 +139,7 @@ export class SearchService {
   async listed(actor: Actor, articles: readonly RankedArticle[], query: string, matchCase: boolean, bodyOnly = false): Promise<SearchHit[]> {
     const hits: SearchHit[] = [];
     for (const batch of batches(articles)) {
+      await nextTurn();
       const rows = await this.texts(batch.map(({ id }) => id));
       const present = batch.filter(({ id }) => rows.has(id));
       const texts = present.map(({ id }) => textOf(rows.get(id), bodyOnly));

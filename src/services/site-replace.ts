@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { AppError, type ProtectedLink, validationFailed } from '../core/errors.js';
 import { jsonSha256 } from '../core/secrets.js';
@@ -159,6 +160,8 @@ export class SiteReplaceService {
     const edits: PlannedEdit[] = [];
     const refused: { article_id: number; protected_links: ProtectedLink[] }[] = [];
     for (const id of ids) {
+      // A turn of the event loop between articles: hundreds of small edits, each computed inline, must not hold it.
+      await nextTurn();
       try {
         edits.push(await this.writes.plan(actor, id, { everywhere: { find, replace, matchCase } }));
       } catch (error) {
