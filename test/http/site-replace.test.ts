@@ -59,6 +59,10 @@ describe('replaceInSite', () => {
     expect(revision).toEqual({ origin: 'api', reason: 'New number' });
     const search = await apiGet(h.app, `/api/v1/sites/${siteId}/search?q=555-0100`, key);
     expect(search.body.meta.total).toBe(0);
+    // One activity record for the request, stored with the change.
+    await h.services.activity.flush();
+    const logged = await h.services.db.kysely.selectFrom('activity_log').select(['operation', 'status']).where('operation', '=', 'replaceInSite').where('account_id', '=', customer.accountId).execute();
+    expect(logged).toEqual([{ operation: 'replaceInSite', status: 200 }]);
   });
 
   it('matches case exactly with match_case, and a dry run changes nothing', async () => {
