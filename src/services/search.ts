@@ -159,8 +159,10 @@ export class SearchService {
     }
     const trigrams = matchCase ? [[query]] : trigramVariants(query);
     const match = trigrams.map((variants) => `(${variants.map(phrase).join(' OR ')})`).join(' AND ');
+    // CROSS JOIN keeps the index the outer loop: SQLite otherwise may walk the site's articles
+    // and evaluate the whole MATCH again for each of them.
     const found = await sql<Candidate>`select a.id, a.published_at, coalesce(octet_length(a.title), 0) + octet_length(a.body) as bytes
-      from article_search s join articles a on a.id = s.rowid
+      from article_search s cross join articles a on a.id = s.rowid
       where article_search match ${match} and a.site_id = ${siteId}`.execute(this.db);
     return found.rows;
   }
