@@ -235,6 +235,11 @@ await bulkInsert('articles', size.bigArticles, (k) => articleRow(big, reader.acc
 await bulkInsert('articles', size.smallArticles, (k) => articleRow(small, reader.account_id, k, bodies[k % 35]));
 await bulkInsert('backlinks', size.bigBacklinks, (j) => backlinkRow(big, reader.account_id, j));
 await bulkInsert('backlinks', size.smallBacklinks, (j) => backlinkRow(small, reader.account_id, j));
+// Five articles of each site hold a word no other holds: a selective search finds the same few on both.
+for (const siteId of [big, small]) {
+  const chosenIds = (await db.selectFrom('articles').select('id').where('site_id', '=', siteId).orderBy('id').limit(5).execute()).map((r) => r.id);
+  await db.updateTable('articles').set({ title: 'A zebra crossing' }).where('id', 'in', chosenIds).execute();
+}
 const smallArticleIds = (await db.selectFrom('articles').select('id').where('site_id', '=', small).orderBy('id').execute()).map((r) => r.id);
 
 // Writers: accounts with ~100 KB articles to PATCH and ~4.9 MB ones to PUT, ten keys each.
@@ -418,6 +423,8 @@ const scaleCases = [
   ['listArticles date range', (s) => `/api/v1/sites/${s}/articles?from=${month(6)}-01&to=${lastDayOf(month(4))}`],
   ['listArticles status=draft', (s) => `/api/v1/sites/${s}/articles?status=draft`],
   ['listArticles deep page', (s, big) => `/api/v1/sites/${s}/articles?page=${big ? deepPage(size.bigArticles) : lastPage(size.smallArticles)}`],
+  ['searchArticles selective', (s) => `/api/v1/sites/${s}/search?q=zebra`],
+  ['searchArticles selective, match_case', (s) => `/api/v1/sites/${s}/search?q=A%20zebra&match_case=true`],
 ];
 if (only.includes('scale')) {
   // Three rounds over every case, each case in a round small, big, big, small: each side half its

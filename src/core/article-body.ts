@@ -4,15 +4,30 @@
  * runs the same inline or in a worker thread; refusals are values (Error bodies), which cross a
  * thread boundary where an AppError would not.
  */
-import { AppError, type ErrorBody, type ProtectedLink } from './errors.js';
+import { AppError, type ErrorBody, type ProtectedLink, validationFailed } from './errors.js';
+import { replaceOccurrences } from './text-search.js';
 import { explainFailures } from './near-match.js';
 import { applyReplacements, applyTextReplacements, plainTextReplacements } from './body-replacements.js';
 import { MAX_BODY_LENGTH, sanitizeAndScan } from './html.js';
 import { describeBody, protectedAnchorKeysOf, violatedAmong } from './protected-anchors.js';
 import type { Replacement, ReplacementFailure } from './replacement.js';
 
-/** A whole new body, or replacements in the current one (none: the body stays as it is). */
-export type BodyChange = { body: string } | { replacements: readonly Replacement[] };
+/**
+ * Every occurrence of `find` replaced, case-insensitively unless `matchCase` (`replaceInSite`;
+ * core `occurrences`). With `matchCase` it is the PATCH replacement `{find, replace, all: true}`.
+ */
+export interface ReplaceEverywhere {
+  find: string;
+  replace: string;
+  matchCase: boolean;
+}
+
+/** A whole new body, replacements in the current one (none: the body stays as it is), or one text replaced everywhere. */
+export type BodyChange = { body: string } | { replacements: readonly Replacement[] } | { everywhere: ReplaceEverywhere };
+
+/** `everywhere` as PATCH replacements, where it is one (`matchCase`). */
+const asReplacements = ({ find, replace, matchCase }: ReplaceEverywhere): { replacements: Replacement[] } | undefined =>
+  matchCase ? { replacements: [{ find, replace, all: true }] } : undefined;
 
 export interface NextBody {
   body: string;
@@ -35,9 +50,18 @@ export type NextBodyOutcome = { ok: true; next: NextBody } | { ok: false; error:
  * `current` known only by its length) each item counts as if every match its `find` could have
  * were replaced, up to `MAX_BODY_LENGTH`, the longest body a replacement may produce.
  */
-export function changeSize(current: string | number, change: { body: { length: number } } | { replacements: readonly Replacement[] }, exactBelow = 0): number {
+export function changeSize(
+  current: string | number,
+  change: { body: { length: number } } | { replacements: readonly Replacement[] } | { everywhere: ReplaceEverywhere },
+  exactBelow = 0,
+): number {
   const currentLength = typeof current === 'string' ? current.length : current;
   if ('body' in change) return currentLength + change.body.length;
+  if ('everywhere' in change) {
+    // Case-insensitive matches are not counted here: sized as if each `find.length` characters were one.
+    const { find, replace, matchCase } = change.everywhere;
+    return changeSize(matchCase ? current : currentLength, { replacements: [{ find, replace, all: true }] }, exactBelow);
+  }
   // None: the body stays as stored, and its stored counts are the answer (`nextBody`).
   if (change.replacements.length === 0) return currentLength;
   let body = typeof current === 'string' && current.length < exactBelow ? current : undefined;
@@ -86,6 +110,16 @@ export interface CurrentState {
  * without sanitising (`nextBodyInText`), and with its row's stored counts without any parse.
  */
 export function nextBody(current: string, change: BodyChange, state: CurrentState = { clean: false }): NextBodyOutcome {
+  if ('everywhere' in change) {
+    const { find, replace, matchCase } = change.everywhere;
+    const exact = asReplacements(change.everywhere);
+    if (exact) return nextBody(current, exact, state);
+    return outcomeOf(() => {
+      const { text: body } = replaceOccurrences(current, find, replace, matchCase);
+      if (body.length > MAX_BODY_LENGTH) throw validationFailed({ replace: [`The body would grow past ${MAX_BODY_LENGTH} characters.`] });
+      return guarded(current, body);
+    });
+  }
   const known = state.clean ? state.stored : undefined;
   if ('replacements' in change && change.replacements.length === 0) {
     // The body stays as stored (sanitised and guarded when it was written).

@@ -37,6 +37,8 @@ export interface ErrorDetails {
   limit?: number;
   fields?: Record<string, string[]>;
   failures?: ExplainedFailure[];
+  /** protected_links_violation of a site-wide replace: each refused article with its links. */
+  articles?: { article_id: number; protected_links: ProtectedLink[] }[];
 }
 
 export interface ErrorBody extends ErrorDetails {

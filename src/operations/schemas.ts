@@ -309,6 +309,10 @@ export const errorSchema = z
       .array(replacementFailureSchema)
       .optional()
       .describe('replacement_failed: every failing replacement with its match count and what to change it to.'),
+    articles: z
+      .array(z.object({ article_id: z.number().int(), protected_links: z.array(protectedLinkSchema) }))
+      .optional()
+      .describe('protected_links_violation of a site-wide replace: each refused article with the links its edit would touch.'),
   })
   .meta({ id: 'Error', example: { error: 'not_found', message: 'No article with this id on your account.' } });
 

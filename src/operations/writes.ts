@@ -20,7 +20,7 @@ const text = (max: number, description: string) =>
 const title = text(ARTICLE_TEXT_LIMITS.title, `New title, at most ${ARTICLE_TEXT_LIMITS.title} characters; not empty or only white space.`)
   .refine((value) => !isBlankTitle(value), blankTitle)
   .meta({ minLength: 1, pattern: '\\S' });
-const reason = text(ARTICLE_TEXT_LIMITS.reason, `Why the change is made, kept with the revision; at most ${ARTICLE_TEXT_LIMITS.reason} characters.`);
+export const reason = text(ARTICLE_TEXT_LIMITS.reason, `Why the change is made, kept with the revision; at most ${ARTICLE_TEXT_LIMITS.reason} characters.`);
 const metaDescription = text(ARTICLE_TEXT_LIMITS.meta_description, `New meta description, at most ${ARTICLE_TEXT_LIMITS.meta_description} characters.`);
 
 // Strict, like every write body: a key the item does not take is refused, not ignored.
@@ -71,7 +71,7 @@ const writeOptions = (ctx: OperationContext, dryRun: string | undefined) => ({
   idempotencyKey: ctx.preconditions.idempotencyKey,
 });
 
-const writeErrors = ['not_found', 'forbidden', 'insufficient_scope', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'invalid_json', 'validation_failed', 'protected_links_violation', 'idempotency_key_reused', 'rate_limited', 'edit_limit_exceeded'] as const;
+export const writeErrors = ['not_found', 'forbidden', 'insufficient_scope', 'precondition_failed', 'payload_too_large', 'unsupported_media_type', 'invalid_json', 'validation_failed', 'protected_links_violation', 'idempotency_key_reused', 'rate_limited', 'edit_limit_exceeded'] as const;
 
 export const updateArticle = defineOperation({
   name: 'updateArticle',

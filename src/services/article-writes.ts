@@ -100,6 +100,25 @@ type NextState = ArticleState<string | SharedText> & {
  */
 type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
 
+/** Articles `storeAll` stores in one turn of the event loop. */
+const storedPerTurn = 20;
+
+/** One article of a site-wide edit: its row as read and its next state (`ArticleWritesService.plan`). */
+export interface PlannedEdit {
+  row: WritableRow;
+  next: NextState;
+}
+
+/** An article a site-wide edit changed. */
+export interface SavedEdit {
+  articleId: number;
+  etag: string;
+  revision: number;
+}
+
+/** A next state as stored: its derived columns as the row holds them. */
+type StoredState = ArticleState<string | SharedText> & { word_count: number | null; protected_links: string; body_sanitizer: number | null };
+
 /** Thrown in a write's transaction to roll it back: another write changed the article meanwhile. */
 const articleMoved = new Error('The article changed meanwhile.');
 
@@ -230,6 +249,60 @@ export class ArticleWritesService {
     });
   }
 
+  /** The article if the actor may change it, and its next state after `change` (`replaceInSite`); refusals are thrown. */
+  async plan(actor: Actor, articleId: number, change: PoolChange): Promise<PlannedEdit> {
+    const row = await this.writable(actor, articleId);
+    return { row, next: withTexts(row, {}, await this.bodyFor(actor, row, change)) };
+  }
+
+  /**
+   * Stores planned edits in one transaction, all or nothing, as `store` stores one: an edit of
+   * the allowance and a revision per changed article, one activity record, and the idempotent
+   * answer that `answer` makes of the saved articles. Undefined (nothing stored) when an article
+   * moved since it was planned.
+   */
+  async storeAll<T>(
+    actor: Actor,
+    edits: readonly PlannedEdit[],
+    reason: string | null,
+    answer: (saved: SavedEdit[], allowance: LimitState | undefined) => T,
+    idempotencyKey?: string,
+  ): Promise<T | undefined> {
+    const changed = edits.filter(({ row, next }) => !sameState(next, row));
+    const counted = actor.channel === 'api' || actor.channel === 'mcp';
+    const entry: ActivityEntry | undefined = counted && actor.request
+      ? { actor, channel: actor.channel === 'mcp' ? 'mcp' : 'api', request: actor.request, outcome: { status: 200, error: null } }
+      : undefined;
+    await loopTurns.take('store');
+    const result = await this.db.transaction().execute(async (trx) => {
+      const now = this.clock.now();
+      const allowance = counted && changed.length > 0 ? await this.allowance.take(trx, actor.accountId, now, changed.length) : undefined;
+      const saved: SavedEdit[] = [];
+      for (const [i, { row, next }] of changed.entries()) {
+        // Hundreds of articles are stored in one transaction: the event loop gets a turn every few.
+        if (i > 0 && i % storedPerTurn === 0) await nextTurn();
+        const { sanitized: _sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = next;
+        const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
+        const stored = await this.saveIn(trx, actor, row, { ...state, ...derived }, reason, now);
+        saved.push({ articleId: row.id, etag: articleETag(stored.saved), revision: stored.revisionId });
+      }
+      const result = answer(saved, allowance);
+      if (entry) await this.activity.recordIn(trx, entry);
+      if (idempotencyKey !== undefined) await this.idempotency.complete(trx, actor.accountId, idempotencyKey, { ok: true, result });
+      return result;
+    })
+      .catch((error: unknown) => {
+        if (error === articleMoved) return undefined;
+        throw error;
+      })
+      .finally(this.changed);
+    if (result !== undefined && entry) {
+      this.activity.committed(entry);
+      actor.request!.recorded = true;
+    }
+    return result;
+  }
+
   /** A stored success as first answered: a large body read back from the revision that holds it. */
   private async replayed(articleId: number, stored: StoredSuccess<WriteResult>): Promise<WriteResult> {
     if (stored.bodyRevision === undefined) return stored.result;
@@ -348,7 +421,7 @@ export class ArticleWritesService {
   private async store(
     actor: Actor,
     row: WritableRow,
-    state: ArticleState<string | SharedText> & { word_count: number | null; protected_links: string; body_sanitizer: number | null },
+    state: StoredState,
     sanitized: string[],
     reason: string | null,
     idempotencyKey: string | undefined,
@@ -362,26 +435,7 @@ export class ArticleWritesService {
     const result = await db.transaction().execute(async (trx) => {
       const now = this.clock.now();
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
-      const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
-      const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
-      const changes = { ...state, current_revision_id: revisionId, version: row.version + 1, updated_at: toTimestamp(now) };
-      // The body is copied from the revision inside the database: sent again, a large body would
-      // be encoded, carried and decoded once more. The stored row is known: reading it back would
-      // copy the body once more too.
-      //
-      // Ownership and scope were checked on `row`; neither changes, only the version may have. The
-      // update checks it itself instead of a locking read first (one round trip fewer): on
-      // PostgreSQL a concurrent write's update waits for this one's commit, then finds the version
-      // moved, and everything its transaction wrote is rolled back.
-      const { body: _body, ...columns } = changes;
-      const updated = await trx
-        .updateTable('articles')
-        .set({ ...columns, body: (eb) => eb.selectFrom('revisions').select('body').where('id', '=', revisionId) })
-        .where('id', '=', row.id)
-        .where('version', '=', row.version)
-        .executeTakeFirstOrThrow();
-      if (updated.numUpdatedRows === 0n) throw articleMoved;
-      const saved = { ...row, ...changes };
+      const { saved, revisionId } = await this.saveIn(trx, actor, row, state, reason, now);
       const article = withBody(saved, state.body, JSON.parse(state.protected_links) as ProtectedLink[]);
       const result: WriteResult = { article, etag: articleETag(saved), sanitized, changed: true, revision: revisionId, allowance };
       if (entry) await this.activity.recordIn(trx, entry);
@@ -398,6 +452,33 @@ export class ArticleWritesService {
       .finally(this.changed);
     if (result && entry) this.activity.committed(entry);
     return result;
+  }
+
+  /**
+   * Stores one article's next state and its revision in `trx`; throws `articleMoved` when the
+   * row's version moved past `row.version` (everything `trx` wrote is then rolled back).
+   */
+  private async saveIn(trx: Transaction<Database>, actor: Actor, row: WritableRow, state: StoredState, reason: string | null, now: Date) {
+    const { word_count: _words, protected_links: _links, body_sanitizer: _sanitizer, ...revised } = state;
+    const revisionId = await this.revisions.recordIn(trx, row, revised, actor, reason);
+    const changes = { ...state, current_revision_id: revisionId, version: row.version + 1, updated_at: toTimestamp(now) };
+    // The body is copied from the revision inside the database: sent again, a large body would
+    // be encoded, carried and decoded once more. The stored row is known: reading it back would
+    // copy the body once more too.
+    //
+    // Ownership and scope were checked on `row`; neither changes, only the version may have. The
+    // update checks it itself instead of a locking read first (one round trip fewer): on
+    // PostgreSQL a concurrent write's update waits for this one's commit, then finds the version
+    // moved, and everything its transaction wrote is rolled back.
+    const { body: _body, ...columns } = changes;
+    const updated = await trx
+      .updateTable('articles')
+      .set({ ...columns, body: (eb) => eb.selectFrom('revisions').select('body').where('id', '=', revisionId) })
+      .where('id', '=', row.id)
+      .where('version', '=', row.version)
+      .executeTakeFirstOrThrow();
+    if (updated.numUpdatedRows === 0n) throw articleMoved;
+    return { saved: { ...row, ...changes }, revisionId };
   }
 
   /**

@@ -21,19 +21,22 @@ function untilMidnight(now: Date): { resetAt: number; retryAfter: number } {
 export class EditAllowance {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async take(trx: Transaction<Database>, accountId: number, now: Date): Promise<LimitState> {
+  /** Takes `units` edits (a site-wide replace takes one per changed article), all or none. */
+  async take(trx: Transaction<Database>, accountId: number, now: Date, units = 1): Promise<LimitState> {
     const day = toDay(now);
-    const updated = await trx
-      .insertInto('edit_counts')
-      .values({ account_id: accountId, day, count: 1 })
-      .onConflict((oc) =>
-        oc
-          .columns(['account_id', 'day'])
-          .doUpdateSet({ count: sql`edit_counts.count + 1` })
-          .where('edit_counts.count', '<', editsPerDay),
-      )
-      .returning('count')
-      .executeTakeFirst();
+    const updated = units > editsPerDay
+      ? undefined
+      : await trx
+          .insertInto('edit_counts')
+          .values({ account_id: accountId, day, count: units })
+          .onConflict((oc) =>
+            oc
+              .columns(['account_id', 'day'])
+              .doUpdateSet({ count: sql`edit_counts.count + ${units}` })
+              .where('edit_counts.count', '<=', editsPerDay - units),
+          )
+          .returning('count')
+          .executeTakeFirst();
     const window = untilMidnight(now);
     if (!updated) {
       throw new AppError(

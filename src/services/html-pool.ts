@@ -16,10 +16,11 @@ import { bodyWindow, type WindowAnswer, type WindowRequest } from '../core/body-
 import { largeTextsDecoded } from '../core/body-values.js';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
+import { type ArticleMatches, articleMatches, matchCounts } from '../core/text-search.js';
 import { Lock } from '../platform/lock.js';
 import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
 import { helperThreadNice, threadExecArgv, threadModule } from '../platform/threads.js';
-import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData, WindowTask } from './html-worker.js';
+import type { BodyOutcome, BodyTask, DiffTask, HtmlOutcome, HtmlTask, PdfTask, PoolWorkerData, SearchTask, WindowTask } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 const defaultHeapMb = 256;
@@ -51,6 +52,8 @@ interface WorkerTasks {
   parseBody: [BodyTask, BodyOutcome];
   renderPdf: [PdfTask, Uint8Array];
   windowBody: [WindowTask, WindowAnswer];
+  countMatches: [SearchTask, number[]];
+  listMatches: [SearchTask, ArticleMatches[]];
 }
 
 /** Runs the worker's export `name` on a thread of `pool`, handing it the buffers of `transferList`. */
@@ -70,8 +73,11 @@ interface PreparedTask {
 export type PoolChange = BodyChange | { body: string | SharedText };
 
 /** Characters of the text `change` sends: a new body, or each replacement's `find` and `replace`. */
-const sentChars = (change: PoolChange): number =>
-  'body' in change ? change.body.length : change.replacements.reduce((sum, { find, replace = '' }) => sum + find.length + replace.length, 0);
+const sentChars = (change: PoolChange): number => {
+  if ('body' in change) return change.body.length;
+  if ('everywhere' in change) return change.everywhere.find.length + change.everywhere.replace.length;
+  return change.replacements.reduce((sum, { find, replace = '' }) => sum + find.length + replace.length, 0);
+};
 
 /**
  * A task with its large strings as UTF-8: a string encoded in parts (see `utf8InParts`) and
@@ -231,6 +237,30 @@ export class HtmlPool {
       if (typeof body === 'string' && size < largeTaskChars) return await runTask(this.started(), 'windowBody', { body, request });
       const encoded = typeof body === 'string' ? await utf8InParts(body) : body instanceof Uint8Array ? { utf8: [ownBuffer(body)] } : body;
       return await runTask(this.started(), 'windowBody', { body: encoded, request }, { transferList: buffersOf(encoded) });
+    } finally {
+      this.queuedChars -= size;
+      release();
+    }
+  }
+
+  /**
+   * A query's matches in several articles (core `matchCounts`, or with `listed` each article's
+   * listed matches): inline for little text, in a pool thread otherwise, counted like an edit.
+   * Folding and scanning megabytes held the event loop for as many tens of milliseconds.
+   */
+  searchTexts(accountId: number, task: SearchTask, listed: true): Promise<ArticleMatches[]>;
+  searchTexts(accountId: number, task: SearchTask, listed: false): Promise<number[]>;
+  async searchTexts(accountId: number, task: SearchTask, listed: boolean): Promise<number[] | ArticleMatches[]> {
+    const size = task.texts.reduce((sum, { title, body }) => sum + (title?.length ?? 0) + body.length, 0);
+    if (size < this.settings.inlineBelow) {
+      return listed ? task.texts.map((text) => articleMatches(text, task.query, task.matchCase)) : matchCounts(task.texts, task.query, task.matchCase);
+    }
+    await nextTurn();
+    this.refuseOverQueue(size, 'The server is busy with large articles; retry in a moment.');
+    const release = this.admit(accountId, `This account already has ${this.settings.perAccount} searches of large articles or large edits in progress; retry when one has finished.`);
+    this.queuedChars += size;
+    try {
+      return await (listed ? runTask(this.started(), 'listMatches', task) : runTask(this.started(), 'countMatches', task));
     } finally {
       this.queuedChars -= size;
       release();

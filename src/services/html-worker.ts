@@ -2,7 +2,8 @@
  * The worker-thread entries of the HTML pool (`html-pool.ts`): the default computes one next
  * body, and flags the task's start in a shared cell, so the pool times the work and not the wait
  * in the queue; `parseBody` parses a large request body (JSON or a form); `windowBody` cuts a
- * window of a large body for an assistant; `renderPdf` draws a monthly report.
+ * window of a large body for an assistant; `countMatches` and `listMatches` search articles;
+ * `renderPdf` draws a monthly report.
  */
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
@@ -14,6 +15,7 @@ import { holdsAtMost, largeTextsAsBytes, maxBodyValues, sharedTexts } from '../c
 import { parseForm } from '../core/form.js';
 import { collectionOnNextTurn, niceThisThread } from '../platform/threads.js';
 import { type LineDiff, lineDiff } from '../core/line-diff.js';
+import { type ArticleMatches, type ArticleText, articleMatches, matchCounts } from '../core/text-search.js';
 import { stringOfUtf8, type Utf8Text } from '../core/text-parts.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -160,6 +162,29 @@ export interface WindowTask {
 export function windowBody({ body, request }: WindowTask): WindowAnswer {
   try {
     return bodyWindow(text(body), request);
+  } finally {
+    collectAfterTask();
+  }
+}
+
+export interface SearchTask {
+  texts: ArticleText[];
+  query: string;
+  matchCase: boolean;
+}
+
+/** Matches of a query in several articles (`searchTexts`): the counts alone, or each article's listed matches. */
+export function countMatches({ texts, query, matchCase }: SearchTask): number[] {
+  try {
+    return matchCounts(texts, query, matchCase);
+  } finally {
+    collectAfterTask();
+  }
+}
+
+export function listMatches({ texts, query, matchCase }: SearchTask): ArticleMatches[] {
+  try {
+    return texts.map((text) => articleMatches(text, query, matchCase));
   } finally {
     collectAfterTask();
   }

@@ -23,7 +23,9 @@ import { ReportSharesService } from './report-shares.js';
 import { RevisionsService } from './revisions.js';
 import { registrationsPerHour, RequestLimiter, SignInThrottle, WindowLimiter } from './limits.js';
 import type { AbuseLimits } from '../config.js';
+import { SearchService } from './search.js';
 import { SessionsService } from './sessions.js';
+import { SiteReplaceService } from './site-replace.js';
 import { SitesService } from './sites.js';
 import { StatsService } from './stats.js';
 import { UiQueries } from './ui-queries.js';
@@ -60,6 +62,8 @@ export function createServices(deps: ServiceDeps) {
     deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);
   const htmlPool = new HtmlPool(deps.htmlPool);
   const articles = new ArticlesService(kysely, sites, counters, db.offLoop, db.watchChanges('articles'));
+  const idempotency = new IdempotencyStore(kysely, clock);
+  const search = new SearchService(kysely, db.dialect, sites, htmlPool);
   const articleWrites = new ArticleWritesService(
     kysely,
     db.dialect,
@@ -69,13 +73,15 @@ export function createServices(deps: ServiceDeps) {
     revisions,
     activity,
     editAllowance,
-    new IdempotencyStore(kysely, clock),
+    idempotency,
     () => articles.changed(),
   );
   return {
     db,
     clock,
     sites,
+    search,
+    siteReplace: new SiteReplaceService(kysely, sites, search, articleWrites, idempotency),
     articles,
     backlinks: new BacklinksService(kysely, sites, counters),
     stats: new StatsService(sites, counters, clock),

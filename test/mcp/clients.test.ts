@@ -79,8 +79,8 @@ const generations: { name: string; connect(mcpUrl: URL, token: string): Promise<
   },
 ];
 
-const readTools = ['list_sites', 'list_articles', 'get_article', 'list_backlinks', 'get_stats'];
-const writeTools = ['update_article', 'replace_featured_image'];
+const readTools = ['list_sites', 'list_articles', 'get_article', 'list_backlinks', 'get_stats', 'search_articles'];
+const writeTools = ['update_article', 'replace_featured_image', 'replace_in_site'];
 
 const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 /** What each tool may do, as its annotations must say. */
@@ -90,10 +90,13 @@ const honestAnnotations: Record<string, Record<string, boolean>> = {
   get_article: readOnly,
   list_backlinks: readOnly,
   get_stats: readOnly,
+  search_articles: readOnly,
   // It can replace a whole body; repeating a list of replacements is not a no-op.
   update_article: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   // It overwrites the image; the same image again (content-addressed) changes nothing.
   replace_featured_image: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  // It rewrites bodies across a site; repeated, it finds nothing more to replace only if replace holds no find.
+  replace_in_site: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
 };
 
 let harness: Harness;
@@ -227,6 +230,7 @@ describe.each(generations)(`MCP tools through the $name (${dialectName})`, ({ co
       // Not offered at all: the permissions step answers before the arguments are looked at.
       ['update_article', { article_id: articleId, colour: 'red' }, 'insufficient_scope'],
       ['replace_featured_image', { article_id: articleId, url: 'https://img.example/new.jpg' }, 'insufficient_scope'],
+      ['replace_in_site', { site_id: siteId, find: 'the', replace: 'a' }, 'insufficient_scope'],
     ]);
     await expectUnchanged(harness, { customer, siteId, articleId }, before);
     successBody(await client.callTool({ name: 'get_article', arguments: { article_id: articleId } }), 'read still works');

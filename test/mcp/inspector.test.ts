@@ -55,11 +55,13 @@ describe(`the MCP Inspector CLI (${dialectName})`, () => {
       'get_article',
       'list_backlinks',
       'get_stats',
+      'search_articles',
       'update_article',
       'replace_featured_image',
+      'replace_in_site',
     ]);
     const reading = (await inspect(readToken, '--method', 'tools/list')) as { tools: { name: string }[] };
-    expect(reading.tools.map((t) => t.name)).toEqual(['list_sites', 'list_articles', 'get_article', 'list_backlinks', 'get_stats']);
+    expect(reading.tools.map((t) => t.name)).toEqual(['list_sites', 'list_articles', 'get_article', 'list_backlinks', 'get_stats', 'search_articles']);
   });
 
   it('calls a tool, and gets a refused call as an error result naming the unknown argument', async () => {

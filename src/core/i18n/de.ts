@@ -63,6 +63,7 @@ export const de: ReportMessages = {
   printReport: 'Bericht drucken',
   downloadPdf: 'PDF herunterladen',
   shareLinks: 'Freigabelinks',
+  findInArticles: 'In Artikeln suchen',
   show: 'Anzeigen',
   exportCsv: 'CSV exportieren',
   filter: 'Filtern',

@@ -63,6 +63,7 @@ export const es: ReportMessages = {
   printReport: 'Imprimir informe',
   downloadPdf: 'Descargar PDF',
   shareLinks: 'Enlaces para compartir',
+  findInArticles: 'Buscar en artículos',
   show: 'Mostrar',
   exportCsv: 'Exportar CSV',
   filter: 'Filtrar',

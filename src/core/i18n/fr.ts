@@ -64,6 +64,7 @@ export const fr: ReportMessages = {
   printReport: 'Imprimer le rapport',
   downloadPdf: 'Télécharger le PDF',
   shareLinks: 'Liens de partage',
+  findInArticles: 'Chercher dans les articles',
   show: 'Afficher',
   exportCsv: 'Exporter en CSV',
   filter: 'Filtrer',

@@ -64,6 +64,7 @@ export const it: ReportMessages = {
   printReport: 'Stampa report',
   downloadPdf: 'Scarica PDF',
   shareLinks: 'Link di condivisione',
+  findInArticles: 'Cerca negli articoli',
   show: 'Mostra',
   exportCsv: 'Esporta CSV',
   filter: 'Filtra',

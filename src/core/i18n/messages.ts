@@ -77,6 +77,8 @@ export interface ReportMessages {
   printReport: string;
   downloadPdf: string;
   shareLinks: string;
+  /** The site page's search box (`searchArticles`). */
+  findInArticles: string;
   show: string;
   exportCsv: string;
   filter: string;
@@ -182,6 +184,7 @@ export const en: ReportMessages = {
   printReport: 'Print report',
   downloadPdf: 'Download PDF',
   shareLinks: 'Share links',
+  findInArticles: 'Find in articles',
   show: 'Show',
   exportCsv: 'Export CSV',
   filter: 'Filter',

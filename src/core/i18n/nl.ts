@@ -63,6 +63,7 @@ export const nl: ReportMessages = {
   printReport: 'Rapport afdrukken',
   downloadPdf: 'PDF downloaden',
   shareLinks: 'Deellinks',
+  findInArticles: 'Zoeken in artikelen',
   show: 'Tonen',
   exportCsv: 'CSV exporteren',
   filter: 'Filteren',

@@ -5,6 +5,7 @@ import { articlePages } from './article.js';
 import { connectPages } from './connect.js';
 import { reportPages } from './report.js';
 import { revisionPages } from './revisions.js';
+import { searchPages } from './search.js';
 import { sitesPages } from './sites.js';
 import { staffPages } from './staff.js';
 
@@ -15,6 +16,7 @@ export async function signedInPages(app: FastifyInstance, options: WebOptions) {
   await app.register(reportPages, options);
   await app.register(articlePages, options);
   await app.register(revisionPages, options);
+  await app.register(searchPages, options);
   await app.register(connectPages, options);
   await app.register(activityPages, options);
   await app.register(staffPages, options);

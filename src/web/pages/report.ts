@@ -176,6 +176,10 @@ ${where.banner}
     <button type="button" class="button" data-print hidden>${t.printReport}</button>
     <a class="button" href="/app/sites/${siteId}/report.pdf${queryString({ month })}" download>${t.downloadPdf}</a>
     ${site.account_id === ui.user.accountId ? html`<a class="button" href="/app/sites/${siteId}/shares" data-share-links>${t.shareLinks}</a>` : ''}
+    <form method="get" action="/app/sites/${siteId}/search" role="search" class="inline-search">
+      <input name="q" type="search" minlength="3" maxlength="500" required aria-label="${t.findInArticles}" placeholder="${t.findInArticles}">
+      <button type="submit" class="button">${t.findInArticles}</button>
+    </form>
   </div>
 </div>
 ${monthPicker(siteId, month, currentMonth, locale, {
