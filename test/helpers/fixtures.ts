@@ -46,6 +46,22 @@ export interface SeededSite {
 /** A short random token, so that fixtures of one test never match another test's filters. */
 export const token = (): string => randomBytes(4).toString('hex');
 
+/** `file` with a made-up import key for each row that has none (a new row each), as tests that build files by hand need. */
+export function withImportKeys<T extends { sites: (SiteFixture & { owner: string })[] }>(file: T): T {
+  return {
+    ...file,
+    sites: file.sites.map((site) => {
+      const unique = token();
+      return {
+        ...site,
+        website_url: site.website_url ?? `https://site-${unique}.example`,
+        articles: site.articles?.map((a, i) => ({ ...a, url: a.url ?? `https://${unique}.example/article-${i}` })),
+        backlinks: site.backlinks?.map((b, i) => ({ ...b, source_url: b.source_url ?? `https://source-${unique}.example/${i}`, target_url: b.target_url ?? `https://${unique}.example/` })),
+      };
+    }),
+  };
+}
+
 /** Imports one site for `ownerEmail` through the operator path (the content pipeline's import). */
 export async function seedSite(services: Services, ownerEmail: string, site: SiteFixture = {}): Promise<SeededSite> {
   const [seeded] = await seedSites(services, ownerEmail, [site]);
