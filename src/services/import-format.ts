@@ -104,7 +104,7 @@ export function checked<T extends z.ZodType>(schema: T, value: unknown, at: Json
   return {
     problems: parsed.error.issues.map((issue) => {
       const member = issue.path.at(-1) ?? at.at(-1);
-      const key = issue.code === 'invalid_type' && issue.input == null && typeof member === 'string' ? keyMembers[member] : undefined;
+      const key = issue.code === 'invalid_type' && (issue.input === undefined || issue.input === null) && typeof member === 'string' ? keyMembers[member] : undefined;
       return { path: jsonPath([...at, ...issue.path]), message: key ?? issue.message };
     }),
   };

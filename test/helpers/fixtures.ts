@@ -94,7 +94,7 @@ export async function seedSites(services: Services, ownerEmail: string, sites: S
   const seeded = result.sites.map((s) => ({ siteId: s.id, articleIds: s.article_ids, backlinkIds: s.backlink_ids }));
   const db = services.db.kysely;
   const cleared = async <T>(rows: T[], ids: number[], given: (row: T) => unknown, clear: (ids: number[]) => Promise<unknown>) => {
-    const keyless = ids.filter((_, i) => given(rows[i]!) == null);
+    const keyless = ids.filter((_, i) => [undefined, null].includes(given(rows[i]!) as null));
     for (let i = 0; i < keyless.length; i += 500) await clear(keyless.slice(i, i + 500));
   };
   await cleared(sites, seeded.map((s) => s.siteId), (s) => s.website_url, (ids) => db.updateTable('sites').set({ website_url: null, website_url_lc: null }).where('id', 'in', ids).execute());
