@@ -11,6 +11,7 @@ import { migrate } from '../db/migrate.js';
 import { serve } from '../main.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { ImportError, type ImportProgress, importPlanJson, importResultJson } from '../services/import.js';
+import { ExportError } from '../services/export.js';
 import { SiteMoveError } from '../services/sites.js';
 import { UserExistsError } from '../services/users.js';
 import { backup, usePgDump } from './backup.js';
@@ -24,6 +25,7 @@ const usage = `Usage: anchorage <command>
   key revoke ID
   import [--dry-run] FILE|-                                 create or update sites, articles and backlinks, all or nothing;
                                                            --dry-run lists every problem and the plan, writes nothing
+  export --account ACCOUNT_ID|EMAIL                        an account's sites, articles and backlinks in the import format
   site move ID --account ACCOUNT_ID|EMAIL                  move a site and all it owns to another account
   backup FILE                                              copy the SQLite database into a new file
   demo                                                     load the demo data set
@@ -161,6 +163,15 @@ async function main(argv: string[]): Promise<unknown> {
       input.remove();
     }
   }
+  if (command === 'export') {
+    const { values, positionals } = args([sub, ...rest].filter((arg) => arg !== undefined));
+    if (positionals.length > 0 || !values.account) throw new UsageError('export needs --account (an account id or a user e-mail)');
+    return withRuntime(async ({ services }) => {
+      const accountId = await services.exporter.accountOf(values.account!);
+      for await (const piece of services.exporter.exportAccount(accountId)) if (!process.stdout.write(piece)) await once(process.stdout, 'drain');
+      print('');
+    });
+  }
   if (command === 'backup' && sub !== undefined) {
     const outcome = await backup(loadSettings(), sub);
     if (outcome === 'postgres') {
@@ -193,7 +204,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     if (error.more > 0) process.stderr.write(`… and ${error.more} more problems.\n`);
     process.stderr.write('Nothing was imported.\n');
   }
-  else if (error instanceof UsageError || error instanceof UserExistsError || error instanceof SiteMoveError) process.stderr.write(`${error.message}\n`);
+  else if (error instanceof UsageError || error instanceof UserExistsError || error instanceof SiteMoveError || error instanceof ExportError) process.stderr.write(`${error.message}\n`);
   else process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

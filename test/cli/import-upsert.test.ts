@@ -9,6 +9,8 @@ import { type CliSandbox, cliSandbox, runCli } from '../helpers/cli.js';
 // docs/operations.md imported twice, the dry run, and every problem of a bad file.
 
 const run = promisify(execFile);
+// Each test starts several processes (seconds each on a busy machine).
+const slow = { timeout: 300_000 };
 const example = join(import.meta.dirname, '../../docs/examples/monthly-delivery.json');
 
 let sandbox: CliSandbox;
@@ -45,14 +47,14 @@ beforeAll(async () => {
   sandbox = await cliSandbox('anchorage-upsert-');
   expect((await cli(['migrate'])).code).toBe(0);
   expect((await cli(['user', 'create', '--email', 'owner@riverside.example', '--password', 'long enough password'])).code).toBe(0);
-});
+}, 120_000);
 
 afterAll(async () => {
   await sandbox?.close();
 });
 
 describe('anchorage import of a monthly delivery', () => {
-  it('plans the example with --dry-run and writes nothing', async () => {
+  it('plans the example with --dry-run and writes nothing', slow, async () => {
     const before = await snapshot();
     const result = await cli(['import', '--dry-run', example]);
     expect(result.code).toBe(0);
@@ -65,7 +67,7 @@ describe('anchorage import of a monthly delivery', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('imports the example twice: the second time changes nothing but adds one activity record', async () => {
+  it('imports the example twice: the second time changes nothing but adds one activity record', slow, async () => {
     const first = await cli(['import', example]);
     expect(first.code).toBe(0);
     const created = JSON.parse(first.stdout) as { sites: { id: number; site: string; article_ids: number[]; backlink_ids: number[] }[] };
@@ -83,7 +85,7 @@ describe('anchorage import of a monthly delivery', () => {
     expect(plan.sites).toEqual([{ id: created.sites[0]!.id, site: 'unchanged', articles: { created: 0, updated: 0, unchanged: 3 }, backlinks: { created: 0, updated: 0, unchanged: 3 } }]);
   });
 
-  it("takes next month's delivery: a rewritten article, a new one, a backlink lost", async () => {
+  it("takes next month's delivery: a rewritten article, a new one, a backlink lost", slow, async () => {
     const delivery = JSON.parse(readFileSync(example, 'utf8')) as { sites: { articles: Record<string, unknown>[]; backlinks: Record<string, unknown>[] }[] };
     const site = delivery.sites[0]!;
     site.articles = [
@@ -106,6 +108,36 @@ describe('anchorage import of a monthly delivery', () => {
   });
 });
 
+describe('anchorage export', () => {
+  it('writes the account in the import format: imported back, nothing changes; into an empty database, it exports byte for byte the same', slow, async () => {
+    const exported = await cli(['export', '--account', 'owner@riverside.example']);
+    expect(exported.code).toBe(0);
+    const file = JSON.parse(exported.stdout) as { sites: { owner: string; articles: unknown[]; backlinks: unknown[] }[] };
+    expect(file.sites.map((s) => [s.owner, s.articles.length, s.backlinks.length])).toEqual([['owner@riverside.example', 4, 3]]);
+    const again = JSON.parse((await cli(['import', '-'], exported.stdout)).stdout) as Plan;
+    expect(again.sites).toEqual([expect.objectContaining({ site: 'unchanged', articles: { created: 0, updated: 0, unchanged: 4 }, backlinks: { created: 0, updated: 0, unchanged: 3 } })]);
+
+    const empty = await cliSandbox('anchorage-export-');
+    try {
+      const there = (args: string[], input?: string) => runCli(args, { env: empty.env, input });
+      expect((await there(['migrate'])).code).toBe(0);
+      expect((await there(['user', 'create', '--email', 'owner@riverside.example', '--password', 'long enough password'])).code).toBe(0);
+      expect((await there(['import', '-'], exported.stdout)).code).toBe(0);
+      const second = await there(['export', '--account', 'owner@riverside.example']);
+      expect(second.code).toBe(0);
+      expect(second.stdout).toBe(exported.stdout);
+    } finally {
+      await empty.close();
+    }
+  });
+
+  it('refuses an unknown account, and a call without one', slow, async () => {
+    const unknown = await cli(['export', '--account', 'nobody@nowhere.test']);
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'no account with id or user e-mail nobody@nowhere.test\n' });
+    expect((await cli(['export'])).code).toBe(1);
+  });
+});
+
 describe('anchorage import of a file with problems', () => {
   const bad = () => {
     const delivery = JSON.parse(readFileSync(example, 'utf8')) as { sites: Record<string, unknown>[] & { articles: Record<string, unknown>[]; backlinks: Record<string, unknown>[] }[] };
@@ -115,7 +147,7 @@ describe('anchorage import of a file with problems', () => {
     return JSON.stringify(delivery);
   };
 
-  it('--dry-run lists every problem up to the cap, counts the rest, exits 1 and writes nothing', async () => {
+  it('--dry-run lists every problem up to the cap, counts the rest, exits 1 and writes nothing', slow, async () => {
     const before = await snapshot();
     const result = await cli(['import', '--dry-run', '-'], bad());
     expect(result.code).toBe(1);
@@ -129,7 +161,7 @@ describe('anchorage import of a file with problems', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('without --dry-run prints every problem on stderr, exits 1 and writes nothing', async () => {
+  it('without --dry-run prints every problem on stderr, exits 1 and writes nothing', slow, async () => {
     const before = await snapshot();
     const result = await cli(['import', '-'], bad());
     expect(result.code).toBe(1);
@@ -141,7 +173,7 @@ describe('anchorage import of a file with problems', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('refuses a second file name or an unknown option', async () => {
+  it('refuses a second file name or an unknown option', slow, async () => {
     expect((await cli(['import', example, example])).code).toBe(1);
     expect((await cli(['import', '--dry', example])).code).toBe(1);
   });
