@@ -1,4 +1,4 @@
-import { fstatSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { Presets, SingleBar } from 'cli-progress';
 import type { ImportProgress } from '../services/import.js';
 
@@ -13,11 +13,10 @@ export class ImportProgressBar {
   private bytes = 0;
   private rows: ImportProgress = { sites: 0, articles: 0, backlinks: 0 };
 
-  /** A bar for the file open as `fd`, or undefined when stderr is not a terminal. */
-  static forInput(fd: number): ImportProgressBar | undefined {
+  /** A bar for the file at `path`, read twice (checked, then written), or undefined when stderr is not a terminal. */
+  static forInput(path: string): ImportProgressBar | undefined {
     if (!process.stderr.isTTY) return undefined;
-    const stats = fstatSync(fd);
-    return new ImportProgressBar(stats.isFile() ? stats.size : undefined);
+    return new ImportProgressBar(2 * statSync(path).size);
   }
 
   private constructor(size: number | undefined) {
@@ -25,7 +24,7 @@ export class ImportProgressBar {
     this.bar = new SingleBar(
       {
         stream: process.stderr,
-        format: size ? `Importing [{bar}] {percentage}% | {read} of {size} MB | ${rows} | {duration_formatted}` : `Importing {read} MB | ${rows} | {duration_formatted}`,
+        format: size ? `Checking, then importing [{bar}] {percentage}% | {read} of {size} MB | ${rows} | {duration_formatted}` : `Importing {read} MB | ${rows} | {duration_formatted}`,
         hideCursor: true,
       },
       Presets.shades_classic,

@@ -1,5 +1,8 @@
 import { once } from 'node:events';
-import { createReadStream, openSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadSettings } from '../config.js';
@@ -7,7 +10,8 @@ import { connect } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { serve } from '../main.js';
 import { openRuntime, type Runtime } from '../runtime.js';
-import { ImportError, importResultJson } from '../services/import.js';
+import { ImportError, type ImportProgress, importPlanJson, importResultJson } from '../services/import.js';
+import { ExportError } from '../services/export.js';
 import { SiteMoveError } from '../services/sites.js';
 import { UserExistsError } from '../services/users.js';
 import { backup, usePgDump } from './backup.js';
@@ -19,7 +23,9 @@ const usage = `Usage: anchorage <command>
   user create --email E --password P [--account NAME] [--staff]
   key create --email E [--name N] [--read-only]            prints the key id, then the key on the last line
   key revoke ID
-  import FILE|-                                            sites, articles and backlinks, all or nothing
+  import [--dry-run] FILE|-                                 create or update sites, articles and backlinks, all or nothing;
+                                                           --dry-run lists every problem and the plan, writes nothing
+  export --account ACCOUNT_ID|EMAIL                        an account's sites, articles and backlinks in the import format
   site move ID --account ACCOUNT_ID|EMAIL                  move a site and all it owns to another account
   backup FILE                                              copy the SQLite database into a new file
   demo                                                     load the demo data set
@@ -43,11 +49,24 @@ async function printPieces(pieces: Iterable<string>): Promise<void> {
 }
 
 /** The import file (or stdin) as it is read, counted on the progress bar when there is one. */
-async function* importInput(fd: number, progress: ImportProgressBar | undefined): AsyncGenerator<Buffer> {
-  for await (const chunk of createReadStream('', { fd, highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+async function* importInput(path: string, progress: ImportProgressBar | undefined): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
     progress?.read(chunk.length);
     yield chunk;
   }
+}
+
+/** The file to import; stdin (`-`) is copied to a temporary file first, as an import reads its file twice. */
+async function importFile(name: string): Promise<{ path: string; remove: () => void }> {
+  if (name !== '-') return { path: name, remove: () => undefined };
+  const dir = mkdtempSync(join(tmpdir(), 'anchorage-stdin-'));
+  const path = join(dir, 'import.json');
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  await pipeline(process.stdin, createWriteStream(path)).catch((error: unknown) => {
+    remove();
+    throw error;
+  });
+  return { path, remove };
 }
 
 async function withRuntime<T>(run: (runtime: Runtime) => Promise<T>): Promise<T> {
@@ -124,12 +143,34 @@ async function main(argv: string[]): Promise<unknown> {
     return print(JSON.stringify(moved));
   }
   if (command === 'import' && sub !== undefined) {
-    const fd = sub === '-' ? 0 : openSync(sub, 'r');
-    const progress = ImportProgressBar.forInput(fd);
-    const sites = await withRuntime(({ services }) =>
-      services.importer.importFrom(importInput(fd, progress), (rows) => progress?.wrote(rows)),
-    ).finally(() => progress?.stop());
-    return printPieces(importResultJson(sites));
+    const { values, positionals } = parseArgs({ args: [sub, ...rest], allowPositionals: true, options: { 'dry-run': { type: 'boolean' } } });
+    if (positionals.length !== 1) throw new UsageError('import needs one FILE (or - for stdin), and takes --dry-run');
+    const input = await importFile(positionals[0]!);
+    try {
+      const progress = ImportProgressBar.forInput(input.path);
+      const open = () => importInput(input.path, progress);
+      const onProgress = (rows: ImportProgress) => progress?.wrote(rows);
+      if (values['dry-run']) {
+        const plan = await withRuntime(({ services }) => services.importer.dryRun(open, onProgress)).finally(() => progress?.stop());
+        print(importPlanJson(plan));
+        process.stderr.write(`${plan.problems.length + plan.more === 0 ? 'No problems.' : `${plan.problems.length + plan.more} problems.`} Dry run: nothing was written.\n`);
+        if (plan.problems.length > 0) process.exitCode = 1;
+        return undefined;
+      }
+      const sites = await withRuntime(({ services }) => services.importer.importFrom(open, onProgress)).finally(() => progress?.stop());
+      return await printPieces(importResultJson(sites));
+    } finally {
+      input.remove();
+    }
+  }
+  if (command === 'export') {
+    const { values, positionals } = args([sub, ...rest].filter((arg) => arg !== undefined));
+    if (positionals.length > 0 || !values.account) throw new UsageError('export needs --account (an account id or a user e-mail)');
+    return withRuntime(async ({ services }) => {
+      const accountId = await services.exporter.accountOf(values.account!);
+      for await (const piece of services.exporter.exportAccount(accountId)) if (!process.stdout.write(piece)) await once(process.stdout, 'drain');
+      print('');
+    });
   }
   if (command === 'backup' && sub !== undefined) {
     const outcome = await backup(loadSettings(), sub, cliLockWaitMs);
@@ -158,8 +199,12 @@ async function main(argv: string[]): Promise<unknown> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ImportError) process.stderr.write(`Import failed at ${error.message}\nNothing was imported.\n`);
-  else if (error instanceof UsageError || error instanceof UserExistsError || error instanceof SiteMoveError) process.stderr.write(`${error.message}\n`);
+  if (error instanceof ImportError) {
+    for (const problem of error.problems) process.stderr.write(`Import failed at ${problem.path}: ${problem.message}\n`);
+    if (error.more > 0) process.stderr.write(`… and ${error.more} more problems.\n`);
+    process.stderr.write('Nothing was imported.\n');
+  }
+  else if (error instanceof UsageError || error instanceof UserExistsError || error instanceof SiteMoveError || error instanceof ExportError) process.stderr.write(`${error.message}\n`);
   else process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -112,7 +112,8 @@ export interface ActivityLogTable {
   user_id: number | null;
   api_key_id: number | null;
   mcp_grant_id: number | null;
-  channel: 'api' | 'mcp';
+  /** `cli`: an operator's command (`anchorage import`), one record per account it touched. */
+  channel: 'api' | 'mcp' | 'cli';
   operation: string | null;
   method: string | null;
   path: string | null;

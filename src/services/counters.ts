@@ -107,6 +107,9 @@ const upsertBatch = 500;
 const spanOf = (id: number, timestamp: string | null, length: 7 | 10): string =>
   timestamp !== null ? timestamp.slice(0, length) : length === 10 ? undatedBlockOf(id) : undatedDay;
 
+type CountedBacklink = { site_id: number; acquired_at: string | null; category: BacklinkCategory };
+type CountedArticle = { site_id: number; published_at: string | null; status: ArticleStatus | null };
+
 /**
  * The counter rows one write adds, summed in memory first, so an import of a million rows
  * upserts each (site, span, key) once. Save them in the write's own transaction.
@@ -114,15 +117,28 @@ const spanOf = (id: number, timestamp: string | null, length: 7 | 10): string =>
 export class DayCountChanges {
   private readonly tallies = new Map<string, Map<string, { site_id: number; span: string; key: string; n: number }>>();
 
-  addBacklink(id: number, row: { site_id: number; acquired_at: string | null; category: BacklinkCategory }): void {
-    this.add('backlinks', id, row.site_id, row.acquired_at, row.category);
+  addBacklink(id: number, row: CountedBacklink, by: 1 | -1 = 1): void {
+    this.add('backlinks', id, row.site_id, row.acquired_at, row.category, by);
   }
 
-  addArticle(id: number, row: { site_id: number; published_at: string | null; status: ArticleStatus | null }): void {
-    this.add('articles', id, row.site_id, row.published_at, row.status ?? '');
+  addArticle(id: number, row: CountedArticle, by: 1 | -1 = 1): void {
+    this.add('articles', id, row.site_id, row.published_at, row.status ?? '', by);
   }
 
-  private add(of: Counted, id: number, siteId: number, timestamp: string | null, key: string): void {
+  /** A row that changed: its old counts go, its new ones come (nothing when what is counted stays). */
+  changeBacklink(id: number, before: CountedBacklink, after: CountedBacklink): void {
+    if (before.acquired_at === after.acquired_at && before.category === after.category) return;
+    this.addBacklink(id, before, -1);
+    this.addBacklink(id, after);
+  }
+
+  changeArticle(id: number, before: CountedArticle, after: CountedArticle): void {
+    if (before.published_at === after.published_at && before.status === after.status) return;
+    this.addArticle(id, before, -1);
+    this.addArticle(id, after);
+  }
+
+  private add(of: Counted, id: number, siteId: number, timestamp: string | null, key: string, by: 1 | -1): void {
     for (const [table, length] of [
       [counted[of].day, 10],
       [counted[of].month, 7],
@@ -132,8 +148,8 @@ export class DayCountChanges {
       this.tallies.set(table, tally);
       const counterId = `${siteId} ${span} ${key}`;
       const counter = tally.get(counterId);
-      if (counter) counter.n += 1;
-      else tally.set(counterId, { site_id: siteId, span, key, n: 1 });
+      if (counter) counter.n += by;
+      else tally.set(counterId, { site_id: siteId, span, key, n: by });
     }
   }
 
@@ -141,13 +157,16 @@ export class DayCountChanges {
     for (const of of Object.keys(counted) as Counted[]) {
       for (const spanColumn of ['day', 'month'] as const) {
         const table = counted[of][spanColumn];
-        const rows = [...(this.tallies.get(table)?.values() ?? [])];
+        const rows = [...(this.tallies.get(table)?.values() ?? [])].filter((r) => r.n !== 0);
         const columns = sql`site_id, ${sql.ref(spanColumn)}, ${sql.ref(counted[of].key)}`;
         for (let i = 0; i < rows.length; i += upsertBatch) {
           const values = rows.slice(i, i + upsertBatch).map((r) => sql`(${r.site_id}, ${r.span}, ${r.key}, ${r.n})`);
           await sql`insert into ${sql.table(table)} (${columns}, n) values ${sql.join(values)}
             on conflict (${columns}) do update set n = ${sql.table(table)}.n + excluded.n`.execute(trx);
         }
+        // A counter a change emptied goes, as a rebuild from the rows would leave none.
+        const emptied = [...new Set(rows.filter((r) => r.n < 0).map((r) => r.site_id))];
+        if (emptied.length > 0) await sql`delete from ${sql.table(table)} where n = 0 and site_id in (${sql.join(emptied)})`.execute(trx);
       }
     }
   }
@@ -275,21 +294,7 @@ export class CountersService {
   async recount(): Promise<{ backlinks: number; articles: number }> {
     return this.db.transaction().execute(async (trx) => {
       if (this.dialect === 'postgres') await sql`lock table backlinks, articles in share mode`.execute(trx);
-      for (const of of Object.keys(counted) as Counted[]) {
-        const { timestamp, key } = counted[of];
-        for (const [spanColumn, length] of [
-          ['day', 10],
-          ['month', 7],
-        ] as const) {
-          const table = sql.table(counted[of][spanColumn]);
-          const span = length === 10 ? daySpanSql(this.dialect, timestamp) : sql`coalesce(substr(${sql.ref(timestamp)}, 1, ${sql.lit(length)}), '')`;
-          const keyValue = sql`coalesce(${sql.ref(key)}, '')`;
-          await sql`delete from ${table}`.execute(trx);
-          await sql`insert into ${table} (site_id, ${sql.ref(spanColumn)}, ${sql.ref(key)}, n)
-            select site_id, ${span}, ${keyValue}, count(*) from ${sql.table(of)} group by site_id, ${span}, ${keyValue}`.execute(trx);
-        }
-      }
-      await sql`update sites set counts_version = counts_version + 1`.execute(trx);
+      await rebuildCounters(trx, this.dialect);
       const [backlinks, articles] = await Promise.all(
         (['backlinks', 'articles'] as const).map((of) =>
           trx
@@ -302,4 +307,27 @@ export class CountersService {
       return { backlinks: backlinks!, articles: articles! };
     });
   }
+}
+
+/**
+ * Rebuilds the counters of `siteIds` (every site when not given) from their rows, in `trx`, and
+ * moves their `counts_version`.
+ */
+export async function rebuildCounters(trx: Transaction<Database>, dialect: DialectName, siteIds?: readonly number[]): Promise<void> {
+  const ofSites = siteIds ? sql`where site_id in (${sql.join(siteIds)})` : sql``;
+  for (const of of Object.keys(counted) as Counted[]) {
+    const { timestamp, key } = counted[of];
+    for (const [spanColumn, length] of [
+      ['day', 10],
+      ['month', 7],
+    ] as const) {
+      const table = sql.table(counted[of][spanColumn]);
+      const span = length === 10 ? daySpanSql(dialect, timestamp) : sql`coalesce(substr(${sql.ref(timestamp)}, 1, ${sql.lit(length)}), '')`;
+      const keyValue = sql`coalesce(${sql.ref(key)}, '')`;
+      await sql`delete from ${table} ${ofSites}`.execute(trx);
+      await sql`insert into ${table} (site_id, ${sql.ref(spanColumn)}, ${sql.ref(key)}, n)
+        select site_id, ${span}, ${keyValue}, count(*) from ${sql.table(of)} ${ofSites} group by site_id, ${span}, ${keyValue}`.execute(trx);
+    }
+  }
+  await sql`update sites set counts_version = counts_version + 1 ${siteIds ? sql`where id in (${sql.join(siteIds)})` : sql``}`.execute(trx);
 }

@@ -1,117 +1,30 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
-import { z } from 'zod';
-import { blankTitle, isBlankTitle } from '../core/article-rules.js';
-import { holdsNul, nulRefused } from '../core/errors.js';
-import { SANITIZER_VERSION, sanitizeTrusted } from '../core/html.js';
-import { wordCount } from '../core/protected-anchors.js';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
-import { protectedLinksColumn } from './articles.js';
-import { counterTables, DayCountChanges } from './counters.js';
-import { anchorTypes, articleStatuses, backlinkCategories, backlinkStatuses, singleLine } from '../core/values.js';
-import { type ImportEvent, type ImportList, importEvents, NotJsonError } from './import-reader.js';
+import { batchSize, CommittedInBatches, type ImportSteps, WholeImport } from './import-batches.js';
+import { checkImportFile, type ImportSource, type SiteHeader } from './import-check.js';
+import { importArticle, importBacklink, ImportError, type ImportArticle, type ImportBacklink, type ImportProblem, siteColumns } from './import-format.js';
+import { type ImportList, importEvents } from './import-reader.js';
+import { type BatchContext, type BatchSite, emptyTally, type Tally, upsertArticles, upsertBacklinks } from './import-rows.js';
+import { ImportScratch } from './import-scratch.js';
 
-const timestamp = z.iso.datetime({ offset: false, precision: 0 });
-// Refused with its path rather than failing on save.
-const text = z.string().max(100_000).refine((value) => !holdsNul(value), nulRefused);
-/** Links the UI and the API hand out: absolute http(s) only, as the API takes (no `javascript:`, `data:` …). */
-const httpUrl = text.refine((value) => {
-  try {
-    return ['http:', 'https:'].includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-}, 'Must be an absolute http or https URL.');
-/** A site's own address is shown and matched as written; only its scheme is checked. */
-const httpAddress = text.refine((value) => /^https?:\/\//i.test(value), 'Must start with http:// or https://.');
+export { ImportError, importFileSchema, type ImportInput, type ImportProblem } from './import-format.js';
+export type { ImportSource } from './import-check.js';
+export type { Tally } from './import-rows.js';
 
-const importArticle = z.strictObject({
-  // Absent or null: an article without a title, as the content pipeline may send one.
-  title: text
-    .refine((v) => [...v].length <= 255, 'At most 255 characters.')
-    .refine((v) => !isBlankTitle(v), blankTitle)
-    .nullable()
-    .optional(),
-  url: httpUrl.nullable().optional(),
-  status: z.enum(articleStatuses),
-  published_at: timestamp.nullable().optional(),
-  target_keyword: text.nullable().optional(),
-  meta_description: text.refine((v) => [...v].length <= 500, 'At most 500 characters.').nullable().optional(),
-  featured_image_url: httpUrl.nullable().optional(),
-  body: z.string().max(5_000_000),
-});
+/** A file to import, read from its start each time it is called: the import reads it twice (check, then write). */
+export type ReopenableSource = () => ImportSource;
 
-const importBacklink = z.strictObject({
-  acquired_at: timestamp.nullable().optional(),
-  source_domain: text.nullable().optional(),
-  source_url: httpUrl.nullable().optional(),
-  target_url: httpUrl.nullable().optional(),
-  anchor_text: text.nullable().optional(),
-  anchor_type: z.enum(anchorTypes).nullable().optional(),
-  status: z.enum(backlinkStatuses).nullable().optional(),
-  category: z.enum(backlinkCategories),
-});
+/** Problems an import names at most; the rest are counted. */
+export const problemCap = 100;
 
-const importSite = z.strictObject({
-  owner: z.email(),
-  name: text.transform(singleLine).nullable().optional(),
-  website_url: httpAddress.nullable().optional(),
-  language: text.nullable().optional(),
-  country: text.nullable().optional(),
-  geographic_scope: text.nullable().optional(),
-  industry: text.nullable().optional(),
-  articles: z.array(importArticle).default([]),
-  backlinks: z.array(importBacklink).default([]),
-});
-
-/** The file's shape. A streamed import checks it piece by piece: each member and row as it arrives, each object's missing and unknown members when it ends. */
-export const importFileSchema = z.strictObject({ sites: z.array(importSite) });
-export type ImportInput = z.input<typeof importFileSchema>;
-
-export interface ImportResult {
-  sites: { id: number; article_ids: number[]; backlink_ids: number[] }[];
-}
-
-/** A problem in an import file, at a JSON path such as `$.sites[0].articles[3].status`. */
-export class ImportError extends Error {
-  constructor(
-    readonly path: string,
-    problem: string,
-  ) {
-    super(`${path}: ${problem}`);
-  }
-}
-
-const jsonPath = (segments: readonly PropertyKey[]): string =>
-  segments.reduce<string>((path, s) => (typeof s === 'number' ? `${path}[${s}]` : `${path}.${String(s)}`), '$');
-
-/** Rows a batch writes: under either database's limit on bound parameters. */
-const batchSize = 400;
 /**
  * Article text a batch holds at most (bodies may be 5 MB each): on SQLite, storing a batch (its
  * articles and their revisions) holds the write lock that the service's writes wait for.
  */
 const batchChars = 2_000_000;
-
-type Article = z.output<typeof importArticle>;
-type Backlink = z.output<typeof importBacklink>;
-type SiteFields = Omit<z.output<typeof importSite>, 'articles' | 'backlinks'>;
-type JsonPath = (string | number)[];
-
-const siteMembers: Record<string, z.ZodType> = importSite.shape;
-const rootMembers: Record<string, z.ZodType> = importFileSchema.shape;
-const lists = new Set(['articles', 'backlinks']);
-
-/** `value` as `schema` gives it; otherwise an ImportError at the first problem, below `at`. */
-function check<T extends z.ZodType>(schema: T, value: unknown, at: JsonPath): z.output<T> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  throw new ImportError(jsonPath([...at, ...issue.path]), issue.message);
-}
 
 /** Ids in the order they were given, kept as runs of consecutive ids: a million rows written in one import are a few runs. */
 export class IdList {
@@ -136,20 +49,38 @@ export class IdList {
   }
 }
 
+/** What an import does (a dry run: would do) with one site of the file and its rows. */
 export interface ImportedSite {
-  id: number;
+  /** Null in a dry run for a site it would create. */
+  id: number | null;
+  site: keyof Tally;
+  articles: Tally;
+  backlinks: Tally;
   articleIds: IdList;
   backlinkIds: IdList;
 }
 
-/** Rows written so far by a running import. */
+export interface ImportResult {
+  sites: { id: number; site: keyof Tally; articles: Tally; backlinks: Tally; article_ids: number[]; backlink_ids: number[] }[];
+}
+
+/** A dry run's answer: every problem (up to `problemCap`), how many more, and the plan (empty when there are problems). */
+export interface ImportPlan {
+  problems: ImportProblem[];
+  more: number;
+  sites: ImportedSite[];
+}
+
+/** Rows read so far by a running import. */
 export interface ImportProgress {
   sites: number;
   articles: number;
   backlinks: number;
 }
 
-/** `JSON.stringify` of the import result (`{"sites":[{"id":…,"article_ids":[…],"backlink_ids":[…]}]}`), in pieces of a few thousand ids. */
+const tallyJson = (tally: Tally) => JSON.stringify(tally);
+
+/** `JSON.stringify` of the import result (each site's id, what was done, and its rows' ids in file order), in pieces of a few thousand ids. */
 export function* importResultJson(sites: readonly ImportedSite[]): Generator<string> {
   function* ids(list: IdList): Generator<string> {
     let piece: number[] = [];
@@ -166,7 +97,7 @@ export function* importResultJson(sites: readonly ImportedSite[]): Generator<str
   }
   yield '{"sites":[';
   for (const [index, site] of sites.entries()) {
-    yield `${index === 0 ? '' : ','}{"id":${site.id},"article_ids":[`;
+    yield `${index === 0 ? '' : ','}{"id":${site.id},"site":"${site.site}","articles":${tallyJson(site.articles)},"backlinks":${tallyJson(site.backlinks)},"article_ids":[`;
     yield* ids(site.articleIds);
     yield '],"backlink_ids":[';
     yield* ids(site.backlinkIds);
@@ -175,332 +106,176 @@ export function* importResultJson(sites: readonly ImportedSite[]): Generator<str
   yield ']}';
 }
 
-/** One site of the file while it is read: its members so far, and the rows waiting for the next batch. */
-class SiteImport {
-  /** The members as given (objects and arrays as `{}`/`[]`), for the site's final shape check. */
-  readonly given: Record<string, unknown> = {};
-  readonly fields: Partial<SiteFields> = {};
-  accountId: number | undefined;
-  id: number | undefined;
-  /** A member arrived after the row was written: it is updated when the site ends. */
-  changedAfterInsert = false;
-  articles: Article[] = [];
-  articleChars = 0;
-  backlinks: Backlink[] = [];
+/** `JSON.stringify` of a dry run's answer: `{"problems":[…],"more_problems":N,"sites":[{"id","site","articles","backlinks"}]}`. */
+export const importPlanJson = (plan: ImportPlan): string =>
+  JSON.stringify({
+    problems: plan.problems,
+    more_problems: plan.more,
+    sites: plan.sites.map((s) => ({ id: s.id, site: s.site, articles: s.articles, backlinks: s.backlinks })),
+  });
+
+type StoredSite = Selectable<Database['sites']>;
+
+/** One site of the file while its rows are written: the rows waiting for the next batch. */
+class SiteRun implements ImportedSite {
+  site: keyof Tally = 'created';
+  readonly articles = emptyTally();
+  readonly backlinks = emptyTally();
   readonly articleIds = new IdList();
   readonly backlinkIds = new IdList();
-
-  constructor(readonly index: number) {}
-}
-
-/** Runs a step of an import's writes in a transaction (`WholeImport`, `CommittedInBatches`). */
-interface ImportSteps {
-  run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
-}
-
-/** PostgreSQL: every step in the import's one transaction (its row locks hold up no other writer). */
-class WholeImport implements ImportSteps {
-  constructor(private readonly trx: Transaction<Database>) {}
-
-  run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-    return step(this.trx);
-  }
-}
-
-/**
- * How long (ms) an import's transaction holds SQLite's write lock before it commits its steps so
- * far, and how long it then leaves the lock free: longer than the service's pauses between its
- * tries for the lock (`lockRetryMaxMs` in db/sqlite-driver.ts), so a waiting write takes it then.
- */
-const batchHoldMs = 100;
-const batchPauseMs = 25;
-
-/**
- * SQLite: one writer at a time for the whole file, so an import's steps go into a transaction
- * that commits once it has held the write lock `batchHoldMs`; the next begins `batchPauseMs`
- * later. The service's writes wait about one batch, never the whole import. What is committed is
- * undone (`undo`) when a later step fails: the import still writes all or nothing, though the
- * rows appear batch by batch while it runs.
- */
-class CommittedInBatches implements ImportSteps {
-  private open: { trx: ControlledTransaction<Database>; since: number } | undefined;
-  /** Commits the open transaction when no step comes meanwhile (the file arrives slowly). */
-  private idle: NodeJS.Timeout | undefined;
-  /** That commit, once started: the next step (or `commit`) waits for it, and gets its failure. */
-  private committing: Promise<void> = Promise.resolve();
-
-  constructor(private readonly db: Kysely<Database>) {}
-
-  async run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-    clearTimeout(this.idle);
-    await this.committing;
-    this.open ??= { trx: await this.db.startTransaction().execute(), since: performance.now() };
-    const result = await step(this.open.trx);
-    const held = performance.now() - this.open.since;
-    if (held >= batchHoldMs) {
-      await this.commit();
-      await sleep(batchPauseMs);
-    } else {
-      this.idle = setTimeout(() => {
-        this.committing = this.commit();
-        // Handled where it is awaited (the next step, `commit` or `undo`): not a process failure.
-        this.committing.catch(() => undefined);
-      }, batchHoldMs - held);
-    }
-    return result;
-  }
-
-  async commit(): Promise<void> {
-    clearTimeout(this.idle);
-    await this.committing;
-    const open = this.open;
-    this.open = undefined;
-    await open?.trx.commit().execute();
-  }
-
-  /** Rolls back the open transaction and deletes what earlier ones stored for `siteIds` (sites the import created). */
-  async undo(siteIds: readonly number[]): Promise<void> {
-    clearTimeout(this.idle);
-    await this.committing.catch(() => undefined);
-    const open = this.open;
-    this.open = undefined;
-    await open?.trx.rollback().execute();
-    for (let i = 0; i < siteIds.length; i += batchSize) {
-      const ids = siteIds.slice(i, i + batchSize);
-      await this.db.transaction().execute(async (trx) => {
-        const articles = trx.selectFrom('articles').select('id').where('site_id', 'in', ids);
-        await trx.deleteFrom('revisions').where('article_id', 'in', articles).execute();
-        await trx.deleteFrom('articles').where('site_id', 'in', ids).execute();
-        await trx.deleteFrom('backlinks').where('site_id', 'in', ids).execute();
-        for (const table of counterTables) await trx.deleteFrom(table).where('site_id', 'in', ids).execute();
-        await trx.deleteFrom('sites').where('id', 'in', ids).execute();
-      });
-    }
-  }
-}
-
-/** Writes the events of one import file in batches, each a step of `steps`. */
-class ImportWriter {
-  readonly sites: ImportedSite[] = [];
-  /** Every site row written, in the order written (`CommittedInBatches.undo`). */
-  readonly created: number[] = [];
-  private readonly root: Record<string, unknown> = {};
-  private readonly owners = new Map<string, number>();
-  private site: SiteImport | undefined;
-  private readonly written: ImportProgress = { sites: 0, articles: 0, backlinks: 0 };
+  waiting: { articles: ImportArticle[]; backlinks: ImportBacklink[] } = { articles: [], backlinks: [] };
+  waitingChars = 0;
 
   constructor(
-    private readonly steps: ImportSteps,
-    private readonly clock: Clock,
-    private readonly onProgress: ((progress: ImportProgress) => void) | undefined,
+    readonly batch: BatchSite,
+    readonly header: SiteHeader,
   ) {}
 
-  /** Takes one event; a promise when it writes or reads the database (await it before the next). */
-  take(event: ImportEvent): Promise<void> | undefined {
-    switch (event.kind) {
-      case 'value':
-        check(event.path.length === 0 ? importFileSchema : importSite, event.value, event.path);
-        return undefined;
-      case 'field':
-        return event.site === null ? this.rootMember(event.key, event.value) : this.siteMember(event.key, event.value);
-      case 'siteStart':
-        this.site = new SiteImport(event.site);
-        return undefined;
-      case 'item':
-        return this.item(event.list, event.index, event.value);
-      case 'siteEnd':
-        return this.endSite();
-      case 'end':
-        check(importFileSchema, this.root, []);
-        return undefined;
+  get id(): number | null {
+    return this.batch.id;
+  }
+}
+
+/**
+ * Writes (or, without `steps`, plans) a checked file: each site matched by its owner's account and
+ * `website_url`, each row by its key, in batches of `batchSize`.
+ */
+class UpsertWriter {
+  readonly sites: SiteRun[] = [];
+  private site: SiteRun | undefined;
+  private readonly read: ImportProgress = { sites: 0, articles: 0, backlinks: 0 };
+  private readonly headers: Map<number, SiteHeader>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly steps: ImportSteps | undefined,
+    headers: SiteHeader[],
+    private readonly now: string,
+    private readonly onProgress: ((progress: ImportProgress) => void) | undefined,
+  ) {
+    this.headers = new Map(headers.map((header) => [header.index, header]));
+  }
+
+  async writeAll(source: ImportSource): Promise<void> {
+    for await (const events of importEvents(source)) {
+      for (const event of events) {
+        if (event.kind === 'siteStart') this.site = await this.startSite(this.headers.get(event.site)!);
+        else if (event.kind === 'item') await this.item(event.list, event.value);
+        else if (event.kind === 'siteEnd') await this.endSite();
+      }
     }
   }
 
-  private rootMember(key: string, value: unknown): undefined {
-    if (Object.hasOwn(this.root, key)) throw new ImportError(jsonPath([key]), 'Given more than once.');
-    if (Object.hasOwn(rootMembers, key)) check(rootMembers[key]!, value, [key]);
-    this.root[key] = value;
-    return undefined;
+  /** `step` in the import's transaction when it writes; on the database when it only plans. */
+  private step<T>(step: (db: Kysely<Database> | Transaction<Database>, trx: Transaction<Database> | undefined) => Promise<T>): Promise<T> {
+    return this.steps ? this.steps.run((trx) => step(trx, trx)) : step(this.db, undefined);
   }
 
-  private siteMember(key: string, value: unknown): Promise<void> | undefined {
+  private async startSite(header: SiteHeader): Promise<SiteRun> {
+    const fields = header.fields;
+    const accountId = header.accountId!;
+    const websiteUrl = fields.website_url!;
+    return this.step(async (db, trx) => {
+      const stored = await db
+        .selectFrom('sites')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('website_url', '=', websiteUrl)
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
+      if (!stored) {
+        const run = new SiteRun({ id: null, accountId, existed: false }, header);
+        if (trx) {
+          const row = { account_id: accountId, website_url: websiteUrl, website_url_lc: websiteUrl.toLowerCase(), created_at: this.now };
+          for (const column of siteColumns) Object.assign(row, { [column]: fields[column] ?? null });
+          run.batch.id = (await trx.insertInto('sites').values(row).returning('id').executeTakeFirstOrThrow()).id;
+          this.steps!.journal?.changed('sites', run.batch.id, null, run.batch.id);
+        }
+        return run;
+      }
+      const run = new SiteRun({ id: stored.id, accountId, existed: true }, header);
+      const changes = this.siteChanges(fields, stored);
+      run.site = Object.keys(changes).length > 0 ? 'updated' : 'unchanged';
+      if (trx && run.site === 'updated') {
+        this.steps!.journal?.changed('sites', stored.id, Object.fromEntries(Object.keys(changes).map((c) => [c, stored[c as keyof StoredSite]])), stored.id);
+        await trx.updateTable('sites').set(changes).where('id', '=', stored.id).execute();
+      }
+      return run;
+    });
+  }
+
+  private siteChanges(fields: SiteHeader['fields'], stored: StoredSite): Partial<Record<(typeof siteColumns)[number], string | null>> {
+    const changes: Partial<Record<(typeof siteColumns)[number], string | null>> = {};
+    for (const column of siteColumns) if (fields[column] !== undefined && fields[column] !== stored[column]) changes[column] = fields[column];
+    return changes;
+  }
+
+  private async item(list: ImportList, value: unknown): Promise<void> {
     const site = this.site!;
-    const at = ['sites', site.index, key];
-    if (Object.hasOwn(site.given, key)) throw new ImportError(jsonPath(at), 'Given more than once.');
-    site.given[key] = value;
-    if (!Object.hasOwn(siteMembers, key)) return undefined;
-    const parsed = check(siteMembers[key]!, value, at);
-    if (lists.has(key)) return undefined;
-    Object.assign(site.fields, { [key]: parsed });
-    if (site.id !== undefined) site.changedAfterInsert = true;
-    return key === 'owner' ? this.findOwner(site) : undefined;
-  }
-
-  private async findOwner(site: SiteImport): Promise<void> {
-    const owner = site.fields.owner!;
-    const email = owner.toLowerCase();
-    let accountId = this.owners.get(email);
-    if (accountId === undefined) {
-      const user = await this.steps.run((trx) => trx.selectFrom('users').select('account_id').where('email', '=', email).executeTakeFirst());
-      if (!user) throw new ImportError(`$.sites[${site.index}].owner`, `no user with e-mail ${owner}`);
-      accountId = user.account_id;
-      this.owners.set(email, accountId);
-    }
-    site.accountId = accountId;
-  }
-
-  private item(list: ImportList, index: number, value: unknown): Promise<void> | undefined {
-    const site = this.site!;
-    const at = ['sites', site.index, list, index];
     if (list === 'articles') {
-      const article = check(importArticle, value, at);
-      site.articles.push(article);
-      site.articleChars += article.body.length;
-      if (site.articles.length < batchSize && site.articleChars < batchChars) return undefined;
+      const article = importArticle.parse(value);
+      site.waiting.articles.push(article);
+      site.waitingChars += article.body.length;
+      if (site.waiting.articles.length < batchSize && site.waitingChars < batchChars) return;
     } else {
-      site.backlinks.push(check(importBacklink, value, at));
-      if (site.backlinks.length < batchSize) return undefined;
+      site.waiting.backlinks.push(importBacklink.parse(value));
+      if (site.waiting.backlinks.length < batchSize) return;
     }
-    // Until the owner is known, rows wait (a file normally names the owner first).
-    return site.accountId === undefined ? undefined : this.flush(site);
+    await this.flush(site);
   }
 
   private async endSite(): Promise<void> {
     const site = this.site!;
-    check(importSite, site.given, ['sites', site.index]);
     await this.flush(site);
-    const id = site.id!;
-    if (site.changedAfterInsert) {
-      await this.steps.run((trx) => trx.updateTable('sites').set(this.siteColumns(site.fields)).where('id', '=', id).execute());
-    }
-    this.sites.push({ id, articleIds: site.articleIds, backlinkIds: site.backlinkIds });
-    this.written.sites += 1;
+    this.sites.push(site);
+    this.read.sites += 1;
     this.site = undefined;
-    this.onProgress?.({ ...this.written });
+    this.onProgress?.({ ...this.read });
   }
 
-  private siteColumns(fields: Partial<SiteFields>) {
-    return {
-      name: fields.name ?? null,
-      website_url: fields.website_url ?? null,
-      website_url_lc: fields.website_url?.toLowerCase() ?? null,
-      language: fields.language ?? null,
-      country: fields.country ?? null,
-      geographic_scope: fields.geographic_scope ?? null,
-      industry: fields.industry ?? null,
-    };
-  }
-
-  /** Writes the site row (once) and the rows waiting, `batchSize` at a time. */
-  private async flush(site: SiteImport): Promise<void> {
-    const accountId = site.accountId!;
-    if (site.id === undefined) {
-      const row = { account_id: accountId, ...this.siteColumns(site.fields), created_at: toTimestamp(this.clock.now()) };
-      site.id = (await this.steps.run((trx) => trx.insertInto('sites').values(row).returning('id').executeTakeFirstOrThrow())).id;
-      this.created.push(site.id);
+  /** Writes (or plans) the rows waiting. */
+  private async flush(site: SiteRun): Promise<void> {
+    const { articles, backlinks } = site.waiting;
+    site.waiting = { articles: [], backlinks: [] };
+    site.waitingChars = 0;
+    if (articles.length > 0) {
+      const { ids } = await this.batch(site, (ctx) => upsertArticles(site.batch, articles, ctx), site.articles);
+      for (const id of ids) if (id !== null) site.articleIds.add(id);
+      this.read.articles += articles.length;
     }
-    const [articles, backlinks] = [site.articles, site.backlinks];
-    site.articles = [];
-    site.articleChars = 0;
-    site.backlinks = [];
-    for (let i = 0; i < articles.length; i += batchSize) await this.writeArticles(site, articles.slice(i, i + batchSize));
-    for (let i = 0; i < backlinks.length; i += batchSize) await this.writeBacklinks(site, backlinks.slice(i, i + batchSize));
-    this.onProgress?.({ ...this.written });
+    if (backlinks.length > 0) {
+      const { ids } = await this.batch(site, (ctx) => upsertBacklinks(site.batch, backlinks, ctx), site.backlinks);
+      for (const id of ids) if (id !== null) site.backlinkIds.add(id);
+      this.read.backlinks += backlinks.length;
+    }
+    this.onProgress?.({ ...this.read });
   }
 
-  private async writeArticles(site: SiteImport, batch: Article[]): Promise<void> {
-    const now = toTimestamp(this.clock.now());
-    const rows = batch.map((a) => {
-      const body = sanitizeTrusted(a.body);
-      return {
-        site_id: site.id!,
-        account_id: site.accountId!,
-        title: a.title ?? null,
-        url: a.url ?? null,
-        status: a.status,
-        published_at: a.published_at ?? null,
-        target_keyword: a.target_keyword ?? null,
-        word_count: wordCount(body),
-        protected_links: protectedLinksColumn(body),
-        body_sanitizer: SANITIZER_VERSION,
-        featured_image_url: a.featured_image_url ?? null,
-        meta_description: a.meta_description ?? null,
-        body,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-      };
+  private batch(site: SiteRun, upsert: (ctx: BatchContext) => Promise<{ ids: (number | null)[]; counted: boolean }>, tally: Tally) {
+    return this.step(async (db, trx) => {
+      const outcome = await upsert({ db, write: trx ? { trx, now: this.now, journal: this.steps!.journal } : undefined, tally });
+      // A site stored before: nodes that kept its counters read them again.
+      if (trx && site.batch.existed && outcome.counted) await trx.updateTable('sites').set((eb) => ({ counts_version: eb('counts_version', '+', 1) })).where('id', '=', site.batch.id!).execute();
+      return outcome;
     });
-    const ids = await this.steps.run(async (trx) => {
-      const articleIds = (await trx.insertInto('articles').values(rows).returning('id').execute()).map((r) => r.id);
-      // Every article starts with a revision from the content pipeline.
-      const revisionIds = (
-        await trx
-          .insertInto('revisions')
-          .values(
-            rows.map((a, i) => ({
-              article_id: articleIds[i]!,
-              account_id: a.account_id,
-              title: a.title,
-              body: a.body,
-              meta_description: a.meta_description,
-              featured_image_url: a.featured_image_url,
-              origin: 'rewrite' as const,
-              reason: 'Imported from the content pipeline',
-              created_at: now,
-            })),
-          )
-          .returning('id')
-          .execute()
-      ).map((r) => r.id);
-      for (const [i, articleId] of articleIds.entries()) {
-        await trx.updateTable('articles').set({ current_revision_id: revisionIds[i]! }).where('id', '=', articleId).execute();
+  }
+
+  /** One activity record per account the import touched, as the last step. */
+  async record(durationMs: number): Promise<void> {
+    const accounts = [...new Set(this.sites.map((site) => site.batch.accountId))];
+    if (accounts.length === 0 || !this.steps) return;
+    await this.steps.run(async (trx) => {
+      for (const accountId of accounts) {
+        const row = { created_at: this.now, account_id: accountId, channel: 'cli' as const, operation: 'import', status: 200, duration_ms: Math.round(durationMs) };
+        const { id } = await trx.insertInto('activity_log').values(row).returning('id').executeTakeFirstOrThrow();
+        this.steps!.journal?.changed('activity_log', id, null, this.sites.find((site) => site.batch.accountId === accountId)!.batch.id!);
       }
-      const counts = new DayCountChanges();
-      for (const [i, article] of rows.entries()) counts.addArticle(articleIds[i]!, article);
-      await counts.saveIn(trx);
-      return articleIds;
     });
-    for (const id of ids) site.articleIds.add(id);
-    this.written.articles += rows.length;
-  }
-
-  private async writeBacklinks(site: SiteImport, batch: Backlink[]): Promise<void> {
-    const rows = batch.map((b) => ({
-      site_id: site.id!,
-      account_id: site.accountId!,
-      acquired_at: b.acquired_at ?? null,
-      source_domain: b.source_domain ?? null,
-      source_url: b.source_url ?? null,
-      target_url: b.target_url ?? null,
-      anchor_text: b.anchor_text ?? null,
-      anchor_type: b.anchor_type ?? null,
-      status: b.status ?? null,
-      category: b.category,
-    }));
-    const ids = await this.steps.run(async (trx) => {
-      const inserted = await trx.insertInto('backlinks').values(rows).returning('id').execute();
-      const counts = new DayCountChanges();
-      for (const [i, { id }] of inserted.entries()) counts.addBacklink(id, rows[i]!);
-      await counts.saveIn(trx);
-      return inserted;
-    });
-    for (const { id } of ids) site.backlinkIds.add(id);
-    this.written.backlinks += rows.length;
   }
 }
 
-/** Feeds every event of `source` to `writer`, each write awaited before the next event. */
-async function writeAll(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, writer: ImportWriter): Promise<void> {
-  for await (const events of importEvents(source)) {
-    for (const event of events) {
-      const writing = writer.take(event);
-      if (writing) await writing;
-    }
-  }
-}
-
-/** The content pipeline's way in: sites, articles and backlinks, all or nothing. */
+/** The content pipeline's way in: sites, articles and backlinks, matched by their keys and created or updated, all or nothing. */
 export class ImportService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -510,43 +285,70 @@ export class ImportService {
 
   /** Imports an import file already in memory (tests, the demo data set). */
   async run(input: unknown): Promise<ImportResult> {
-    const sites = await this.importFrom([String(JSON.stringify(input))]);
-    return { sites: sites.map((s) => ({ id: s.id, article_ids: [...s.articleIds], backlink_ids: [...s.backlinkIds] })) };
+    const text = String(JSON.stringify(input));
+    const sites = await this.importFrom(() => [text]);
+    return {
+      sites: sites.map((s) => ({ id: s.id!, site: s.site, articles: s.articles, backlinks: s.backlinks, article_ids: [...s.articleIds], backlink_ids: [...s.backlinkIds] })),
+    };
+  }
+
+  /** Checks the whole file and plans it, writing nothing: what `importFrom` would do, or every problem. */
+  async dryRun(open: ReopenableSource, onProgress?: (progress: ImportProgress) => void): Promise<ImportPlan> {
+    return this.withScratch(async (scratch) => {
+      const checked = await checkImportFile(open(), this.db, scratch, problemCap);
+      if (checked.problems.length > 0) return { problems: checked.problems, more: checked.more, sites: [] };
+      const writer = new UpsertWriter(this.db, undefined, checked.sites, toTimestamp(this.clock.now()), onProgress);
+      await writer.writeAll(open());
+      return { problems: [], more: 0, sites: writer.sites };
+    });
   }
 
   /**
-   * Imports an import file read from `source` as it arrives: rows are written in batches as the
-   * file is read, and the first problem (in file order) undoes them all. PostgreSQL writes them in
-   * one transaction; SQLite commits them in batches (`CommittedInBatches`), so the service's writes
-   * never wait for the whole import. Memory holds one batch, not the file.
+   * Imports a file: reads it whole once to find every problem (an `ImportError` with all of
+   * them, up to `problemCap`, and nothing written), then again to write it in batches, each row
+   * created, updated or left as it is. PostgreSQL writes it in one transaction; SQLite commits the
+   * batches as they come (`CommittedInBatches`), so the service's writes never wait for the whole
+   * import, and undoes them when a later one fails. Memory holds one batch, not the file.
    */
-  async importFrom(source: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
-    try {
+  async importFrom(open: ReopenableSource, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
+    return this.withScratch(async (scratch) => {
+      const started = performance.now();
+      const checked = await checkImportFile(open(), this.db, scratch, problemCap);
+      if (checked.problems.length > 0) throw new ImportError(checked.problems, checked.more);
+      const now = toTimestamp(this.clock.now());
       if (this.dialect === 'postgres') {
-        return await this.db.transaction().execute(async (trx) => {
-          const writer = new ImportWriter(new WholeImport(trx), this.clock, onProgress);
-          await writeAll(source, writer);
+        return this.db.transaction().execute(async (trx) => {
+          const writer = new UpsertWriter(this.db, new WholeImport(trx), checked.sites, now, onProgress);
+          await writer.writeAll(open());
+          await writer.record(performance.now() - started);
           return writer.sites;
         });
       }
-      const batches = new CommittedInBatches(this.db);
-      const writer = new ImportWriter(batches, this.clock, onProgress);
+      const batches = new CommittedInBatches(this.db, this.dialect, scratch);
+      const writer = new UpsertWriter(this.db, batches, checked.sites, now, onProgress);
       try {
-        await writeAll(source, writer);
+        await writer.writeAll(open());
+        await writer.record(performance.now() - started);
         await batches.commit();
       } catch (error) {
-        await batches.undo(writer.created).catch((undoError: unknown) => {
+        await batches.undo().catch((undoError: unknown) => {
           throw new Error(
-            `${String((error as Error).message)}; removing what the import had stored failed too (${String((undoError as Error).message)}): sites ${writer.created.join(', ')} remain, delete them or import the file again`,
+            `${String((error as Error).message)}; undoing what the import had stored failed too (${String((undoError as Error).message)}): restore the backup taken before it, or import the file again once the cause is fixed`,
             { cause: error },
           );
         });
         throw error;
       }
       return writer.sites;
-    } catch (error) {
-      if (error instanceof NotJsonError) throw new ImportError('$', `not valid JSON (${error.message})`);
-      throw error;
+    });
+  }
+
+  private async withScratch<T>(use: (scratch: ImportScratch) => Promise<T>): Promise<T> {
+    const scratch = new ImportScratch();
+    try {
+      return await use(scratch);
+    } finally {
+      scratch.close();
     }
   }
 }

@@ -13,6 +13,7 @@ import { EditAllowance } from './edit-allowance.js';
 import { FeaturedImagesService } from './featured-images.js';
 import { Housekeeping } from './housekeeping.js';
 import { HtmlPool } from './html-pool.js';
+import { ExportService } from './export.js';
 import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
 import { KeysService } from './keys.js';
@@ -89,6 +90,7 @@ export function createServices(deps: ServiceDeps) {
     users,
     keys,
     importer,
+    exporter: new ExportService(kysely),
     demo: new DemoService(kysely, clock, users, keys, importer, deps.publicUrl),
     activity,
     revisions,

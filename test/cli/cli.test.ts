@@ -138,7 +138,7 @@ describe('anchorage CLI', () => {
 
   it('imports a file in input order, sanitising bodies and keeping protected links', async () => {
     const file = join(dataDir, 'import.json');
-    writeFileSync(file, JSON.stringify({ sites: [site('owner@cli.test'), site('owner@cli.test', { name: 'Second' })] }));
+    writeFileSync(file, JSON.stringify({ sites: [site('owner@cli.test'), site('owner@cli.test', { name: 'Second', website_url: 'https://second.cli.example' })] }));
     const result = await cli(['import', file]);
     expect(result.code).toBe(0);
     const parsed = JSON.parse(result.stdout) as { sites: { id: number; article_ids: number[]; backlink_ids: number[] }[] };
@@ -154,7 +154,7 @@ describe('anchorage CLI', () => {
   });
 
   it('reads the import from stdin with -', async () => {
-    const result = await cli(['import', '-'], JSON.stringify({ sites: [site('owner@cli.test', { name: 'Stdin' })] }));
+    const result = await cli(['import', '-'], JSON.stringify({ sites: [site('owner@cli.test', { name: 'Stdin', website_url: 'https://stdin.cli.example' })] }));
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).sites).toHaveLength(1);
   });

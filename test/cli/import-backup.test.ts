@@ -29,17 +29,29 @@ function onTerminal(args: string[], out: string): Promise<{ code: number; termin
   });
 }
 
-const file = (backlinks: number) => ({
-  sites: [
-    {
-      owner,
-      name: 'Streamed',
-      articles: [{ title: 'One', status: 'published', published_at: '2026-10-01T09:00:00Z', body: '<p>One two</p>' }],
-      backlinks: Array.from({ length: backlinks }, (_, i) => ({ anchor_text: `b${i}`, category: 'industry', acquired_at: '2026-10-02T10:00:00Z' })),
-    },
-    { owner, name: 'Empty' },
-  ],
-});
+let files = 0;
+/** An import file of new sites each time (its own addresses). */
+const file = (backlinks: number) => {
+  const website = `https://streamed-${++files}.example`;
+  return {
+    sites: [
+      {
+        owner,
+        name: 'Streamed',
+        website_url: website,
+        articles: [{ title: 'One', url: `${website}/one`, status: 'published', published_at: '2026-10-01T09:00:00Z', body: '<p>One two</p>' }],
+        backlinks: Array.from({ length: backlinks }, (_, i) => ({
+          source_url: `https://source.example/${i}`,
+          target_url: `${website}/`,
+          anchor_text: `b${i}`,
+          category: 'industry',
+          acquired_at: '2026-10-02T10:00:00Z',
+        })),
+      },
+      { owner, name: 'Empty', website_url: `${website}/empty` },
+    ],
+  };
+};
 
 const idsOf = (stdout: string) => JSON.parse(stdout) as { sites: { id: number; article_ids: number[]; backlink_ids: number[] }[] };
 
@@ -77,7 +89,7 @@ describe('anchorage import, streamed', () => {
     writeFileSync(path, JSON.stringify(file(900)));
     const { code, terminal } = await onTerminal(['import', path], out);
     expect(code).toBe(0);
-    expect(terminal).toMatch(/Importing \[.*\] 100% \| [\d.]+ of [\d.]+ MB \| 1 articles, 900 backlinks, 2 sites/);
+    expect(terminal).toMatch(/Checking, then importing \[.*\] 100% \| [\d.]+ of [\d.]+ MB \| 1 articles, 900 backlinks, 2 sites/);
     const printed = readFileSync(out, 'utf8');
     expect(printed).toBe(`${JSON.stringify(idsOf(printed))}\n`);
     expect(idsOf(printed).sites[0]!.backlink_ids).toHaveLength(900);
@@ -87,9 +99,9 @@ describe('anchorage import, streamed', () => {
     expect(refused.terminal).toContain('ENOENT');
   });
 
-  it('refuses a bad file at its path, after rows were written, and keeps nothing', slow, async () => {
+  it('refuses a bad file at its path, writing nothing', slow, async () => {
     const bad = file(1200);
-    (bad.sites[1] as Record<string, unknown>).articles = [{ status: 'live', body: '' }];
+    (bad.sites[1] as Record<string, unknown>).articles = [{ url: 'https://streamed.example/bad', status: 'live', body: '' }];
     const before = await cli(['import', '-'], JSON.stringify(file(0)));
     const result = await cli(['import', '-'], JSON.stringify(bad));
     expect(result.code).toBe(1);

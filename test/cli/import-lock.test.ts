@@ -34,8 +34,15 @@ function largeImport(owner: string): string {
     sites: Array.from({ length: 2 }, (_, s) => ({
       owner,
       name: `Imported ${s}`,
-      articles: Array.from({ length: 1_500 }, (_, i) => ({ title: `A${i}`, status: 'published', published_at: '2026-10-01T09:00:00Z', body })),
-      backlinks: Array.from({ length: 20_000 }, (_, i) => ({ anchor_text: `b${i}`, category: 'industry', acquired_at: '2026-10-02T10:00:00Z' })),
+      website_url: `https://imported-${s}.example`,
+      articles: Array.from({ length: 1_500 }, (_, i) => ({ title: `A${i}`, url: `https://imported-${s}.example/${i}`, status: 'published', published_at: '2026-10-01T09:00:00Z', body })),
+      backlinks: Array.from({ length: 20_000 }, (_, i) => ({
+        source_url: `https://source.example/${i}`,
+        target_url: `https://imported-${s}.example/`,
+        anchor_text: `b${i}`,
+        category: 'industry',
+        acquired_at: '2026-10-02T10:00:00Z',
+      })),
     })),
   });
 }
@@ -132,7 +139,9 @@ describe(`a CLI import while the service writes (${testDatabaseUrl ? 'PostgreSQL
       // The CLI waits for the lock (the service's, here another connection's) past the 5 s it gave up after
       // (opening the file gave up then: test/db/connect-lock.test.ts holds the lock whatever the CLI's start-up takes).
       const file = join(sandbox.dataDir, 'small.json');
-      writeFileSync(file, JSON.stringify({ sites: [{ owner: customer.email, name: 'After the lock', backlinks: [{ category: 'local' }] }] }));
+      writeFileSync(file, JSON.stringify({
+          sites: [{ owner: customer.email, name: 'After the lock', website_url: 'https://after.example', backlinks: [{ source_url: 'https://a.example/', target_url: 'https://after.example/', category: 'local' }] }],
+        }),);
       const importing = runCli(['import', file], { env: sandbox.env });
       await sleep(7_000);
       other.exec('rollback');

@@ -46,23 +46,66 @@ export interface SeededSite {
 /** A short random token, so that fixtures of one test never match another test's filters. */
 export const token = (): string => randomBytes(4).toString('hex');
 
+/** `file` with a made-up import key for each row that has none (a new row each), as tests that build files by hand need. */
+export function withImportKeys<T extends { sites: (SiteFixture & { owner: string })[] }>(file: T): T {
+  return {
+    ...file,
+    sites: file.sites.map((site) => {
+      const unique = token();
+      return {
+        ...site,
+        website_url: site.website_url ?? `https://site-${unique}.example`,
+        articles: site.articles?.map((a, i) => ({ ...a, url: a.url ?? `https://${unique}.example/article-${i}` })),
+        backlinks: site.backlinks?.map((b, i) => ({ ...b, source_url: b.source_url ?? `https://source-${unique}.example/${i}`, target_url: b.target_url ?? `https://${unique}.example/` })),
+      };
+    }),
+  };
+}
+
 /** Imports one site for `ownerEmail` through the operator path (the content pipeline's import). */
 export async function seedSite(services: Services, ownerEmail: string, site: SiteFixture = {}): Promise<SeededSite> {
   const [seeded] = await seedSites(services, ownerEmail, [site]);
   return seeded!;
 }
 
-/** Imports several sites for one owner in one import file; results in the given order. */
+/**
+ * Imports several sites for one owner in one import file; results in the given order. The import
+ * needs every row's key (a site's `website_url`, an article's `url`, a backlink's `source_url`
+ * and `target_url`): rows given without one are imported with a made-up one, which is then
+ * cleared, so they are stored as a fixture gives them (as rows stored before import required keys).
+ */
 export async function seedSites(services: Services, ownerEmail: string, sites: SiteFixture[]): Promise<SeededSite[]> {
   const result = await services.importer.run({
-    sites: sites.map((site) => ({
-      owner: ownerEmail,
-      ...site,
-      articles: (site.articles ?? []).map((a) => ({ body: '', ...a })),
-      backlinks: site.backlinks ?? [],
-    })),
+    sites: sites.map((site) => {
+      const unique = token();
+      return {
+        owner: ownerEmail,
+        ...site,
+        website_url: site.website_url ?? `https://site-${unique}.example`,
+        articles: (site.articles ?? []).map((a, i) => ({ body: '', ...a, url: a.url ?? `https://${unique}.example/article-${i}` })),
+        backlinks: (site.backlinks ?? []).map((b, i) => ({
+          ...b,
+          source_url: b.source_url ?? `https://source-${unique}.example/${i}`,
+          target_url: b.target_url ?? `https://${unique}.example/`,
+        })),
+      };
+    }),
   });
-  return result.sites.map((s) => ({ siteId: s.id, articleIds: s.article_ids, backlinkIds: s.backlink_ids }));
+  const seeded = result.sites.map((s) => ({ siteId: s.id, articleIds: s.article_ids, backlinkIds: s.backlink_ids }));
+  const db = services.db.kysely;
+  const cleared = async <T>(rows: T[], ids: number[], given: (row: T) => unknown, clear: (ids: number[]) => Promise<unknown>) => {
+    const keyless = ids.filter((_, i) => [undefined, null].includes(given(rows[i]!) as null));
+    for (let i = 0; i < keyless.length; i += 500) await clear(keyless.slice(i, i + 500));
+  };
+  await cleared(sites, seeded.map((s) => s.siteId), (s) => s.website_url, (ids) => db.updateTable('sites').set({ website_url: null, website_url_lc: null }).where('id', 'in', ids).execute());
+  for (const [i, site] of sites.entries()) {
+    const { articleIds, backlinkIds } = seeded[i]!;
+    await cleared(site.articles ?? [], articleIds, (a) => a.url, (ids) => db.updateTable('articles').set({ url: null }).where('id', 'in', ids).execute());
+    for (const column of ['source_url', 'target_url'] as const) {
+      await cleared(site.backlinks ?? [], backlinkIds, (b) => b[column], (ids) => db.updateTable('backlinks').set({ [column]: null }).where('id', 'in', ids).execute());
+    }
+  }
+  return seeded;
 }
 
 export interface ApiResponse {

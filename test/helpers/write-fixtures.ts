@@ -55,9 +55,11 @@ export async function seedArticle(
   customer?: Customer,
 ): Promise<SeededArticle> {
   const owner = customer ?? (await createCustomer(services));
+  const tag = randomBytes(3).toString('hex');
+  // A site of its own each time: import matches a site by its owner's account and website_url.
   const { siteId, articleIds } = await seedSite(services, owner.email, {
-    name: `Site ${randomBytes(3).toString('hex')}`,
-    website_url: 'https://site.example',
+    name: `Site ${tag}`,
+    website_url: `https://site-${tag}.example`,
     language: 'en',
     country: 'US',
     geographic_scope: 'national',

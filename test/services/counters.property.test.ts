@@ -11,7 +11,7 @@ import type { Actor } from '../../src/services/actor.js';
 import { ArticlesService } from '../../src/services/articles.js';
 import { BacklinksService } from '../../src/services/backlinks.js';
 import { type Page, SHORT_SKIP } from '../../src/services/pagination.js';
-import { apiGet } from '../helpers/fixtures.js';
+import { apiGet, withImportKeys } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 
 let h: Harness;
@@ -35,6 +35,9 @@ beforeAll(async () => {
   };
 });
 afterAll(() => h.close());
+
+/** Imports a file built by hand; its rows get import keys of their own. */
+const importWithKeys = (file: Parameters<typeof withImportKeys>[0]) => h.services.importer.run(withImportKeys(file));
 
 // Instants at day, month and year boundaries (leap day, the last day the interface can name),
 // so that many rows share a day or a second and the id decides their order.
@@ -145,7 +148,7 @@ describe('counters against the rows', () => {
       fc.asyncProperty(importedSite, fc.array(listRequest, { minLength: 6, maxLength: 6 }), fc.array(dayFilter, { minLength: 4, maxLength: 4 }), shortSkip, async (site, requests, periods, skip) => {
         const { db, sites, counters: counts } = h.services;
         const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, db.offLoop, db.watchChanges('articles'), skip) };
-        const imported = await h.services.importer.run({
+        const imported = await importWithKeys({
           sites: [
             {
               owner,
@@ -191,7 +194,7 @@ describe('counters against the rows', () => {
 
   it('page through the API across months, into the undated rows, deep and past the end', async () => {
     const acquired = ['2026-10-31T23:59:59Z', '2026-11-01T00:00:00Z', '2026-09-15T08:00:00Z', null, '2026-11-01T00:00:00Z', null, '2025-12-31T23:59:59Z'];
-    const imported = await h.services.importer.run({
+    const imported = await importWithKeys({
       sites: [{ owner, name: 'Paging', backlinks: acquired.map((at) => ({ category: 'local', acquired_at: at })) }],
     });
     const [siteId, ids] = [imported.sites[0]!.id, imported.sites[0]!.backlink_ids];
@@ -216,7 +219,7 @@ describe('counters against the rows', () => {
     // More undated rows than a block holds (their ids cross a block's end), between dated ones, and
     // a status filter that keeps some.
     const count = UNDATED_BLOCK + 300;
-    const imported = await h.services.importer.run({
+    const imported = await importWithKeys({
       sites: [
         {
           owner,
@@ -257,7 +260,7 @@ describe('counters against the rows', () => {
   it('are kept by the node that read them, and read again once anchorage recount rebuilds them', { timeout: 30_000 }, async () => {
     // Months of rows, then rows without a timestamp: the API's pages go deep by the counters.
     const count = 3 * SHORT_SKIP;
-    const imported = await h.services.importer.run({
+    const imported = await importWithKeys({
       sites: [
         {
           owner,

@@ -67,9 +67,19 @@ describe('import URL fields', () => {
     expect(result.sites).toHaveLength(1);
   });
 
-  it('accepts http and https URLs, and null', async () => {
-    const result = await h.services.importer.run(file({ website_url: null }, { url: 'http://site.example/x', featured_image_url: null }, { source_url: 'HTTPS://Source.example/p?q=1' }));
+  it('accepts http and https URLs, and null where a URL is not a key', async () => {
+    const result = await h.services.importer.run(file({ website_url: 'http://site.example' }, { url: 'http://site.example/x', featured_image_url: null }, { source_url: 'HTTPS://Source.example/p?q=1' }));
     expect(result.sites[0]!.article_ids).toHaveLength(1);
     expect(result.sites[0]!.backlink_ids).toHaveLength(1);
+  });
+
+  it('requires the URLs that are keys (issue 57), saying why', async () => {
+    const keyless = await refused(file({ website_url: null }, { url: undefined }, { source_url: null, target_url: undefined }));
+    expect(keyless.problems).toEqual([
+      { path: '$.sites[0].website_url', message: 'Required: a site is matched by its owner and website_url.' },
+      { path: '$.sites[0].articles[0].url', message: 'Required: an article is matched by its url.' },
+      { path: '$.sites[0].backlinks[0].source_url', message: 'Required: a backlink is matched by its source_url and target_url.' },
+      { path: '$.sites[0].backlinks[0].target_url', message: 'Required: a backlink is matched by its source_url and target_url.' },
+    ]);
   });
 });

@@ -10,6 +10,7 @@ const site = (article: Record<string, unknown>) => ({
     {
       owner,
       name: 'Import Site',
+      website_url: 'https://i.example',
       articles: [{ title: 'T', url: 'https://i.example/t', status: 'draft', body: '<p>x</p>', ...article }],
       backlinks: [],
     },

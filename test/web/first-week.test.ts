@@ -186,7 +186,7 @@ describe('an article’s title', () => {
   it('cannot be blank in an import file: the file is refused at the title’s path and nothing is written', async () => {
     const sitesBefore = (await h.services.sites.list({ ...actorOf(), staff: false }, { page: 1, per_page: 100 })).meta.total;
     for (const title of ['', ' \n ']) {
-      const file = { sites: [{ owner: alice.email, name: 'Blank', articles: [{ status: 'draft' as const, title, body: '<p>x</p>' }] }] };
+      const file = { sites: [{ owner: alice.email, name: 'Blank', website_url: 'https://blank.example', articles: [{ status: 'draft' as const, url: 'https://blank.example/a', title, body: '<p>x</p>' }] }] };
       await expect(h.services.importer.run(file)).rejects.toThrow(ImportError);
       await expect(h.services.importer.run(file)).rejects.toThrow('$.sites[0].articles[0].title: Must not be empty or only white space.');
     }

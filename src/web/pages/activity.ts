@@ -71,6 +71,7 @@ function credentialName(row: ActivityRow, keys: Map<number, ApiKeySummary>, gran
 }
 
 /** The activity table's columns: its head, and each cell's label where a phone stacks the rows. */
+const channelLabels = { api: 'API', mcp: 'MCP', cli: 'Operator' } as const;
 const columns = { time: 'Time', channel: 'Channel', request: 'Request', credential: 'Credential', status: 'Status', duration: 'Duration', client: 'Client' } as const;
 
 const what = (row: ActivityRow): string => row.tool ?? `${row.method ?? ''} ${row.path ?? ''}`.trim();
@@ -99,7 +100,7 @@ export async function activityPages(app: FastifyInstance, options: WebOptions) {
     const rows = log.data.map(
       (row) => html`<tr class="${row.status >= 400 ? 'failed' : ''}">
   <td data-label="${columns.time}">${timestamp(row.created_at, 'seconds')}</td>
-  <td data-label="${columns.channel}">${badge(row.channel === 'mcp' ? 'MCP' : 'API', row.channel)}</td>
+  <td data-label="${columns.channel}">${badge(channelLabels[row.channel], row.channel)}</td>
   <td class="request" data-label="${columns.request}"><span class="request-op">${row.operation ?? row.tool ?? '—'}</span><code class="request-path">${breakableAddress(what(row))}</code></td>
   <td class="credential" data-label="${columns.credential}">${credentialName(row, keys, grants)}</td>
   <td data-label="${columns.status}"><span class="status ${row.status >= 400 ? 'status-error' : 'status-ok'}">${row.status}</span>${row.error ? html`<br><span class="muted small">${row.error}</span>` : ''}</td>
