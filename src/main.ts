@@ -8,6 +8,7 @@ import { startTracing } from './http/tracing.js';
 import { oauthUrlsOf } from './mcp/oauth/metadata.js';
 import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
+import { firstStaffCommand } from './services/users.js';
 
 /** The addresses `serve` prints once it listens: MCP twice with MCP_PORT, each as assistants reach it. */
 export function servingBanner(settings: Settings): string {
@@ -44,6 +45,11 @@ export async function serve(settings: Settings): Promise<void> {
         '',
       ].join('\n'),
     );
+  }
+  if (!(await services.users.any())) {
+    // A fresh database (production loads no demo data): nobody can sign in until an operator makes the first staff user.
+    logger.warn({ command: firstStaffCommand }, 'no users yet: create the first staff user with anchorage user create --staff');
+    process.stdout.write(['', 'No users yet: nobody can sign in. Create the first staff user:', `  ${firstStaffCommand}`, ''].join('\n'));
   }
   const { app, stop, warm } = await buildApp({ settings, services });
   await warm();

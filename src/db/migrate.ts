@@ -22,12 +22,13 @@ import { countsVersion } from './migrations/016_counts_version.js';
 import { changeCounts } from './migrations/017_change_counts.js';
 import { articleNotices } from './migrations/018_article_notices.js';
 import { siteOwner } from './migrations/019_site_owner.js';
+import { passwordLinks } from './migrations/021_password_links.js';
 
 /**
  * Every migration; Kysely's Migrator runs them in the lexical order of their names (each file is
  * named as its migration), pending ones together in one transaction, on SQLite and PostgreSQL alike.
  */
-export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail, bodySanitizer, changeNotices, lz4Bodies, undatedBlocks, countsVersion, changeCounts, articleNotices, siteOwner];
+export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail, bodySanitizer, changeNotices, lz4Bodies, undatedBlocks, countsVersion, changeCounts, articleNotices, siteOwner, passwordLinks];
 
 /** Kysely's bookkeeping table: one row per applied migration. */
 const migrationTable = 'kysely_migration';
