@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/harness.js';
-import { type CliSandbox, cliSandbox, runCli, startServer, stopServer } from '../helpers/cli.js';
+import { type CliSandbox, cliSandbox, cliTimeoutMs, runCli, startServer, stopServer } from '../helpers/cli.js';
 
 /** `serve` on a fresh production database (no demo data, no users) says how to make the first staff user. */
 describe('serve on a fresh production database', () => {
@@ -34,5 +34,5 @@ describe('serve on a fresh production database', () => {
     const created = await runCli(['user', 'create', '--email', 'boss@first.example', '--password', 'a long password', '--staff'], { env: sandbox.env });
     expect(created.code).toBe(0);
     expect(await serveOutput()).not.toContain('user create');
-  });
+  }, 3 * cliTimeoutMs);
 });

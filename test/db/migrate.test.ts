@@ -156,7 +156,7 @@ describe(`migrations through Kysely's Migrator (${dialectName})`, () => {
       );
     expect(await owners()).toEqual([[first], [first], [first]]);
 
-    expect(await migrate(db)).toEqual(['019_site_owner']);
+    expect(await migrate(db)).toEqual(migrations.filter((m) => m.name >= '019_site_owner').map((m) => m.name));
     expect(await owners()).toEqual([[second], [second], [second]]);
     await db.kysely.updateTable('sites').set({ account_id: first }).where('id', '=', site).execute();
     expect(await owners()).toEqual([[first], [first], [first]]);
