@@ -1,5 +1,5 @@
 import { hash } from '@node-rs/argon2';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError, validationFailed } from '../core/errors.js';
 import { randomBase62, sha256 } from '../core/secrets.js';
 import { addDays, type Clock, toTimestamp } from '../core/time.js';
@@ -17,6 +17,7 @@ export const passwordLinkDays = 7;
 
 /** A password link's token: `pl_` and 40 base62 characters (238 random bits). */
 const passwordTokenPattern = /^pl_[0-9A-Za-z]{40}$/;
+const newLinkToken = (): string => `pl_${randomBase62(40)}`;
 
 /** The members of a site staff give, with the rules and limits an import file's site has. */
 const newSiteSchema = importFileSchema.shape.sites.element.pick({ name: true, website_url: true, language: true });
@@ -88,23 +89,19 @@ export class OnboardingService {
     const nameWrong = accountNameProblem(name);
     if (nameWrong) fields.account = [nameWrong];
     if (Object.keys(fields).length > 0) throw validationFailed(fields);
-    const token = `pl_${randomBase62(40)}`;
-    const now = this.clock.now();
-    const expiresAt = toTimestamp(addDays(now, passwordLinkDays));
+    const now = toTimestamp(this.clock.now());
+    const token = newLinkToken();
     const entry = staffEntry(actor, 'createAccount', '/app/staff/accounts', 201);
     let created: { accountId: number; userId: number };
     try {
       created = await this.db.transaction().execute(async (trx) => {
-        const account = await trx.insertInto('accounts').values({ name, created_at: toTimestamp(now) }).returning('id').executeTakeFirstOrThrow();
+        const account = await trx.insertInto('accounts').values({ name, created_at: now }).returning('id').executeTakeFirstOrThrow();
         const user = await trx
           .insertInto('users')
-          .values({ account_id: account.id, email, password_hash: noPasswordYet, staff: 0, created_at: toTimestamp(now) })
+          .values({ account_id: account.id, email, password_hash: noPasswordYet, staff: 0, created_at: now })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await trx
-          .insertInto('password_links')
-          .values({ user_id: user.id, token_hash: sha256(token), created_by: actor.userId, created_at: toTimestamp(now), expires_at: expiresAt })
-          .execute();
+        await this.storeLink(trx, actor, user.id, token, now);
         await this.activity.recordIn(trx, entry);
         return { accountId: account.id, userId: user.id };
       });
@@ -113,8 +110,52 @@ export class OnboardingService {
       throw error;
     }
     this.activity.committed(entry);
+    return this.handOut({ ...created, email }, name, token, now);
+  }
+
+  /** The users of an account who have not chosen a password yet (their link may be lost or expired). */
+  async awaitingPassword(accountId: number): Promise<{ id: number; email: string }[]> {
+    return this.db.selectFrom('users').select(['id', 'email']).where('account_id', '=', accountId).where('password_hash', '=', noPasswordYet).orderBy('id').execute();
+  }
+
+  /**
+   * A new link for a user of the account who has not chosen a password yet; their earlier links
+   * stop working. Never for a user with a password: staff cannot take over a customer's sign-in.
+   */
+  async newLink(actor: Actor, accountId: number, userId: number): Promise<CreatedAccount> {
+    requireStaff(actor);
+    const now = toTimestamp(this.clock.now());
+    const token = newLinkToken();
+    const entry = staffEntry(actor, 'createPasswordLink', `/app/staff/accounts/${accountId}/users/${userId}/link`, 201);
+    const found = await this.db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('users')
+        .innerJoin('accounts', 'accounts.id', 'users.account_id')
+        .select(['users.email', 'accounts.name'])
+        .where('users.id', '=', userId)
+        .where('users.account_id', '=', accountId)
+        .where('users.password_hash', '=', noPasswordYet)
+        .executeTakeFirst();
+      if (!user) throw new AppError('not_found', 'No user of this account is waiting for a password link.');
+      await trx.updateTable('password_links').set({ used_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+      await this.storeLink(trx, actor, userId, token, now);
+      await this.activity.recordIn(trx, entry);
+      return user;
+    });
+    this.activity.committed(entry);
+    return this.handOut({ accountId, userId, email: found.email }, found.name, token, now);
+  }
+
+  private async storeLink(trx: Transaction<Database>, actor: Actor, userId: number, token: string, now: string): Promise<void> {
+    const expiresAt = toTimestamp(addDays(new Date(now), passwordLinkDays));
+    await trx.insertInto('password_links').values({ user_id: userId, token_hash: sha256(token), created_by: actor.userId, created_at: now, expires_at: expiresAt }).execute();
+  }
+
+  /** The link as the staff member sees it, e-mailed too when e-mail is configured. */
+  private async handOut(user: { accountId: number; userId: number; email: string }, account: string, token: string, now: string): Promise<CreatedAccount> {
     const link = `${this.publicUrl}/app/welcome/${token}`;
-    return { ...created, email, link, expiresAt, mail: await this.mailLink(email, name, link, expiresAt) };
+    const expiresAt = toTimestamp(addDays(new Date(now), passwordLinkDays));
+    return { ...user, link, expiresAt, mail: await this.mailLink(user.email, account, link, expiresAt) };
   }
 
   /** Sends the link when e-mail is configured; a failed send leaves the link to be passed on by hand. */

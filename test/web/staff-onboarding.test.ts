@@ -14,7 +14,8 @@ const pathOf = (link: string): string => new URL(link).pathname;
 async function counts(h: Harness) {
   const db = h.services.db.kysely;
   const count = async (table: 'accounts' | 'users' | 'sites' | 'password_links') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-  return { accounts: await count('accounts'), users: await count('users'), sites: await count('sites'), links: await count('password_links') };
+  const usedLinks = Number((await db.selectFrom('password_links').select((eb) => eb.fn.countAll().as('n')).where('used_at', 'is not', null).executeTakeFirstOrThrow()).n);
+  return { accounts: await count('accounts'), users: await count('users'), sites: await count('sites'), links: await count('password_links'), usedLinks };
 }
 
 async function staffActivity(h: Harness, accountId: number) {
@@ -65,7 +66,7 @@ describe('staff onboarding through the UI', () => {
     const token = link.split('/').at(-1)!;
     const stored = await h.services.db.kysely.selectFrom('password_links').selectAll().execute();
     expect(stored.map((row) => row.token_hash)).not.toContain(token);
-    expect(await counts(h)).toEqual({ ...before, accounts: before.accounts + 1, users: before.users + 1, links: before.links + 1 });
+    expect(await counts(h)).toEqual({ ...before, accounts: before.accounts + 1, users: before.users + 1, links: before.links + 1, usedLinks: before.usedLinks });
     // No password yet: nobody signs in as the new user before they choose one.
     expect(await h.services.users.verifyPassword('owner@harbour.example', '')).toBeUndefined();
     expect((await staffActivity(h, staff.accountId)).at(-1)).toMatchObject({ operation: 'createAccount', user_id: staff.userId, status: 201 });
@@ -117,6 +118,33 @@ describe('staff onboarding through the UI', () => {
     }
     // The account name defaults to the e-mail, as `user create` does.
     expect((await h.services.uiQueries.accounts()).some((account) => account.name === 'late@quay.example')).toBe(true);
+  });
+
+  it('a new link for a user still without a password replaces the earlier ones; never for a user with a password', async () => {
+    const created = await createAccount({ account: 'Lost Link', email: 'lost@link.example' });
+    const accountPath = (created.headers.location as string).split('?')[0]!;
+    const accountId = Number(accountPath.split('/').at(-1));
+    const first = linkOn((await browser.get(created.headers.location as string)).body)!;
+    const page = await browser.get(accountPath);
+    expect(page.body).toContain('Waiting for a password');
+    const userId = (await h.services.users.byEmail('lost@link.example'))!.id;
+    const renewed = await browser.post(`${accountPath}/users/${userId}/link`, { _csrf: csrfOf(page.body) });
+    expect(renewed.statusCode).toBe(303);
+    const second = linkOn((await browser.get(renewed.headers.location as string)).body)!;
+    expect(second).not.toBe(first);
+    expect((await new InjectBrowser(h.app).get(pathOf(first))).statusCode).toBe(404);
+    const visitor = new InjectBrowser(h.app);
+    const opened = await visitor.get(pathOf(second));
+    expect((await visitor.post(pathOf(second), { _csrf: csrfOf(opened.body), password: 'found my link again' })).statusCode).toBe(303);
+    await h.services.activity.flush();
+    const logged = await h.services.db.kysely.selectFrom('activity_log').select(['user_id', 'path']).where('operation', '=', 'createPasswordLink').execute();
+    expect(logged).toEqual([{ user_id: staff.userId, path: `${accountPath}/users/${userId}/link` }]);
+    // With a password chosen (and for staff, and for another account's user) there is no link to make.
+    const csrf = csrfOf((await browser.get(accountPath)).body);
+    expect((await browser.get(accountPath)).body).not.toContain('Waiting for a password');
+    for (const [account, user] of [[accountId, userId], [staff.accountId, staff.userId], [accountId, customer.userId]]) {
+      expect((await browser.post(`/app/staff/accounts/${account}/users/${user}/link`, { _csrf: csrf })).statusCode).toBe(404);
+    }
   });
 
   it('refuses a bad or taken e-mail and a long account name, changing nothing', async () => {
@@ -175,6 +203,8 @@ describe('staff onboarding through the UI', () => {
     expect((await customerBrowser.get(`/app/staff/accounts/${target.id}`)).statusCode).toBe(403);
     expect((await customerBrowser.post('/app/staff/accounts', { _csrf: csrf, account: 'Sneaky', email: 'sneaky@example.test' })).statusCode).toBe(403);
     expect((await customerBrowser.post(`/app/staff/accounts/${target.id}/sites`, { _csrf: csrf, name: 'Sneaky', website_url: 'https://sneaky.example', language: '' })).statusCode).toBe(403);
+    const waiting = (await h.services.db.kysely.selectFrom('users').select(['id', 'account_id']).where('password_hash', '=', '').executeTakeFirstOrThrow());
+    expect((await customerBrowser.post(`/app/staff/accounts/${waiting.account_id}/users/${waiting.id}/link`, { _csrf: csrf })).statusCode).toBe(403);
 
     const staffKey = (await h.services.keys.create(staff.userId, { name: 'admin' })).key;
     const mcpToken = await issueMcpToken(h, staff.userId);
@@ -182,6 +212,7 @@ describe('staff onboarding through the UI', () => {
       for (const [url, form] of [
         ['/app/staff/accounts', { account: 'By token', email: 'token@example.test' }],
         [`/app/staff/accounts/${target.id}/sites`, { name: 'By token', website_url: 'https://token.example', language: '' }],
+        [`/app/staff/accounts/${waiting.account_id}/users/${waiting.id}/link`, {}],
       ] as const) {
         const response = await h.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(form).toString() });
         expect(response.statusCode).toBe(303);

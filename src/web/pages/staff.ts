@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
 import { toDay } from '../../core/time.js';
 import type { CreatedAccount, NewAccount, NewSite } from '../../services/onboarding.js';
@@ -72,6 +72,26 @@ function newAccountForm(ui: UiContext, values: NewAccount, problems: Record<stri
 </section>`;
 }
 
+/** Users who have not chosen a password yet: a new link each (their earlier links stop working). */
+function awaitingPassword(ui: UiContext, accountId: number, users: { id: number; email: string }[]): SafeHtml {
+  if (users.length === 0) return html``;
+  return html`<section class="card" aria-labelledby="awaiting-h">
+  <h2 id="awaiting-h">Waiting for a password</h2>
+  <p class="muted small">These users have not chosen a password yet. A new link replaces the ones given before.</p>
+  ${tableWrap(
+    'Users waiting for a password',
+    html`<tr><th scope="col">User</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+    users.map(
+      (user) => html`<tr><td>${user.email}</td><td><form method="post" action="/app/staff/accounts/${accountId}/users/${user.id}/link">
+    ${csrfField(ui.session.csrfToken)}
+    <button type="submit" class="small">New password link<span class="visually-hidden"> for ${user.email}</span></button>
+  </form></td></tr>`,
+    ),
+    'Nobody.',
+  )}
+</section>`;
+}
+
 function newSiteForm(ui: UiContext, accountId: number, values: NewSite, problems: Record<string, string[]>): SafeHtml {
   return html`<section class="card" aria-labelledby="new-site-h">
   <h2 id="new-site-h">Add a site</h2>
@@ -132,6 +152,7 @@ ${newAccountForm(ui, values, problems)}
     const now = services.clock.now();
     const month = toDay(now).slice(0, 7);
     const stats = await Promise.all(sites.map((site) => services.stats.forRange(site.id, `${month}-01`, toDay(now))));
+    const waiting = await services.onboarding.awaitingPassword(accountId);
     return {
       title: account.name,
       active: 'staff' as const,
@@ -139,8 +160,20 @@ ${newAccountForm(ui, values, problems)}
 <div class="page-head"><div><h1>${account.name}</h1><p class="muted">${sites.length} ${sites.length === 1 ? 'site' : 'sites'} · staff view: reports and articles are read-only here</p></div></div>
 ${extra.created ?? ''}
 ${sites.length === 0 ? html`<p class="empty">This account has no sites.</p>` : html`<ul class="site-grid">${sites.map((site, i) => siteCard(site, stats[i], month))}</ul>`}
-${newSiteForm(ui, accountId, extra.values ?? { name: '', website_url: '', language: '' }, extra.problems ?? {})}`,
+${newSiteForm(ui, accountId, extra.values ?? { name: '', website_url: '', language: '' }, extra.problems ?? {})}
+${awaitingPassword(ui, accountId, waiting)}`,
     };
+  }
+
+  /**
+   * POST-redirect-GET: a reload never creates a second account or link. The link is shown by the
+   * next page only (never in a URL or a log), from the session's sealed flash.
+   */
+  async function showLinkOnce(ui: UiContext, reply: FastifyReply, created: CreatedAccount) {
+    const { accountId, email, link, expiresAt, mail } = created;
+    const flash: NewLinkFlash = { kind: 'password_link', accountId, email, link, expiresAt, mail };
+    await services.sessions.setFlash(ui.session.id, JSON.stringify(flash));
+    return reply.redirect(`/app/staff/accounts/${accountId}?created=1`, 303);
   }
 
   app.get('/app/staff', async (request, reply) => {
@@ -157,12 +190,14 @@ ${newSiteForm(ui, accountId, extra.values ?? { name: '', website_url: '', langua
     } catch (error) {
       return sendPage(reply, ui, await accountsPage(ui, values, problemsOf(error)), 422);
     }
-    // POST-redirect-GET: a reload never creates a second account. The link is shown by the next
-    // page only (never in a URL or a log), from the session's sealed flash.
-    const { accountId, email, link, expiresAt, mail } = created;
-    const flash: NewLinkFlash = { kind: 'password_link', accountId, email, link, expiresAt, mail };
-    await services.sessions.setFlash(ui.session.id, JSON.stringify(flash));
-    return reply.redirect(`/app/staff/accounts/${accountId}?created=1`, 303);
+    return showLinkOnce(ui, reply, created);
+  });
+
+  app.post<{ Params: { id: string; user: string } }>('/app/staff/accounts/:id/users/:user/link', async (request, reply) => {
+    const ui = staffOnly(request);
+    const accountId = idParam(request.params.id, 'account');
+    const userId = idParam(request.params.user, 'user');
+    return showLinkOnce(ui, reply, await services.onboarding.newLink(ui.actor, accountId, userId));
   });
 
   app.get<{ Params: { id: string }; Querystring: { created?: string } }>('/app/staff/accounts/:id', async (request, reply) => {
@@ -172,7 +207,7 @@ ${newSiteForm(ui, accountId, extra.values ?? { name: '', website_url: '', langua
     const fresh = newLinkOf(await services.sessions.takeFlash(ui.session.id), accountId);
     const created = fresh
       ? newLinkPanel(fresh)
-      : notice('info', 'The account was created; its password link was shown once, then. Anchorage cannot show it again.');
+      : notice('info', 'The password link was shown once, when it was created; Anchorage cannot show it again. Create a new one below if it was lost.');
     return sendPage(reply, ui, await accountPage(ui, accountId, { created }));
   });
 
