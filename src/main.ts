@@ -61,7 +61,6 @@ export async function serve(settings: Settings): Promise<void> {
   // METRICS_PORT: /metrics alone on its own listener, on a private address (METRICS_HOST).
   const metricsApp = settings.metrics.port === undefined ? undefined : await buildMetricsApp({ settings, services });
   await metricsApp?.listen({ port: settings.metrics.port, host: settings.metrics.host });
-  process.stdout.write(servingBanner(settings));
 
   // SIGINT/SIGTERM (or an uncaught error): readiness turns to "stopping", requests in flight get
   // SHUTDOWN_TIMEOUT_MS to finish, then the connections left are cut; the activity log is flushed.
@@ -78,6 +77,8 @@ export async function serve(settings: Settings): Promise<void> {
     await runtime.close();
     await stopTracing?.();
   });
+  // Printed once SIGTERM stops the node gracefully: whoever waits for this line may stop it at once.
+  process.stdout.write(servingBanner(settings));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
