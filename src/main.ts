@@ -8,6 +8,7 @@ import { startTracing } from './http/tracing.js';
 import { oauthUrlsOf } from './mcp/oauth/metadata.js';
 import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
+import { firstStaffCommand } from './services/users.js';
 
 /** The addresses `serve` prints once it listens: MCP twice with MCP_PORT, each as assistants reach it. */
 export function servingBanner(settings: Settings): string {
@@ -45,6 +46,11 @@ export async function serve(settings: Settings): Promise<void> {
       ].join('\n'),
     );
   }
+  if (!(await services.users.any())) {
+    // A fresh database (production loads no demo data): nobody can sign in until an operator makes the first staff user.
+    logger.warn({ command: firstStaffCommand }, 'no users yet: create the first staff user with anchorage user create --staff');
+    process.stdout.write(['', 'No users yet: nobody can sign in. Create the first staff user:', `  ${firstStaffCommand}`, ''].join('\n'));
+  }
   const { app, stop, warm } = await buildApp({ settings, services });
   await warm();
   await app.listen({ port: settings.port, host: settings.host });
@@ -55,7 +61,6 @@ export async function serve(settings: Settings): Promise<void> {
   // METRICS_PORT: /metrics alone on its own listener, on a private address (METRICS_HOST).
   const metricsApp = settings.metrics.port === undefined ? undefined : await buildMetricsApp({ settings, services });
   await metricsApp?.listen({ port: settings.metrics.port, host: settings.metrics.host });
-  process.stdout.write(servingBanner(settings));
 
   // SIGINT/SIGTERM (or an uncaught error): readiness turns to "stopping", requests in flight get
   // SHUTDOWN_TIMEOUT_MS to finish, then the connections left are cut; the activity log is flushed.
@@ -72,6 +77,8 @@ export async function serve(settings: Settings): Promise<void> {
     await runtime.close();
     await stopTracing?.();
   });
+  // Printed once SIGTERM stops the node gracefully: whoever waits for this line may stop it at once.
+  process.stdout.write(servingBanner(settings));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -92,6 +92,7 @@ export async function openRuntime(
     htmlPool: settings.htmlPool,
     housekeeping: settings.housekeeping,
     onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),
+    mail: settings.reportMail.smtpUrl ? { smtpUrl: settings.reportMail.smtpUrl, from: settings.reportMail.from } : undefined,
   });
   if (options.scheduleHousekeeping) {
     services.housekeeping.schedule(
@@ -123,6 +124,7 @@ export async function openRuntime(
     async close() {
       await services.housekeeping.stop();
       await reportMail?.stop();
+      services.mailer?.close();
       await services.activity.flush();
       await services.htmlPool.close();
       await services.keys.flushUses();

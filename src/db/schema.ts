@@ -142,6 +142,19 @@ export interface ReportSharesTable {
   last_opened_at: Timestamp | null;
 }
 
+/** A one-time link to set a user's password (staff onboarding); the token itself is never stored. */
+export interface PasswordLinksTable {
+  id: Generated<number>;
+  user_id: number;
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  /** The staff member who created it. */
+  created_by: number;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
 /** An address that receives one site's monthly report by e-mail. */
 export interface ReportSubscriptionsTable {
   id: Generated<number>;
@@ -243,6 +256,7 @@ export interface Database {
   revisions: RevisionsTable;
   activity_log: ActivityLogTable;
   report_shares: ReportSharesTable;
+  password_links: PasswordLinksTable;
   report_subscriptions: ReportSubscriptionsTable;
   report_mail_sent: ReportMailSentTable;
   sessions: SessionsTable;

@@ -18,7 +18,9 @@ import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
 import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
+import { Mailer, type MailSettings } from './mailer.js';
 import { OAuthService } from './oauth/index.js';
+import { OnboardingService } from './onboarding.js';
 import { ReportSubscriptionsService } from './report-mail.js';
 import { ReportSharesService } from './report-shares.js';
 import { RevisionsService } from './revisions.js';
@@ -45,6 +47,8 @@ export interface ServiceDeps {
   htmlPool: HtmlPoolSettings;
   housekeeping: HousekeepingSettings;
   onBackgroundError: (error: unknown) => void;
+  /** E-mail (SMTP_URL): password links go out through it; without it they are only shown. */
+  mail?: MailSettings;
 }
 
 /** Every use case of the service, wired once per process and shared by REST, MCP, UI and CLI. */
@@ -77,9 +81,11 @@ export function createServices(deps: ServiceDeps) {
     idempotency,
     () => articles.changed(),
   );
+  const mailer = deps.mail ? new Mailer(deps.mail) : undefined;
   return {
     db,
     clock,
+    mailer,
     sites,
     search,
     siteReplace: new SiteReplaceService(kysely, sites, search, articleWrites, idempotency),
@@ -113,6 +119,7 @@ export function createServices(deps: ServiceDeps) {
     housekeeping: new Housekeeping(db, clock, deps.housekeeping),
     reportShares: new ReportSharesService(kysely, clock, activity),
     reportSubscriptions: new ReportSubscriptionsService(kysely, clock),
+    onboarding: new OnboardingService(kysely, clock, activity, deps.publicUrl, mailer),
   };
 }
 

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { SendMailOptions, Transporter } from 'nodemailer';
+import type { SendMailOptions } from 'nodemailer';
 import { z } from 'zod';
 import { reportLocale, type ReportLocale } from '../core/i18n/locale.js';
 import { randomBase62 } from '../core/secrets.js';
@@ -8,6 +8,7 @@ import { singleLine } from '../core/values.js';
 import type { Db } from '../db/connect.js';
 import type { Database, SiteRow } from '../db/schema.js';
 import type { Actor } from './actor.js';
+import { Mailer } from './mailer.js';
 import type { MonthlyReport } from './report-pdf.js';
 
 /** Addresses one site's report may go to. */
@@ -134,8 +135,7 @@ export type ReportRenderer = (accountId: number, report: MonthlyReport) => Promi
  * restart or another node never sends one twice.
  */
 export class ReportMailJob {
-  /** Made on the first send: most processes never send one, and nodemailer takes memory. */
-  private transport: Transporter | undefined;
+  private readonly mailer: Mailer;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> = Promise.resolve(0);
 
@@ -145,7 +145,9 @@ export class ReportMailJob {
     private readonly settings: ReportMailSettings,
     private readonly load: ReportLoader,
     private readonly render: ReportRenderer,
-  ) {}
+  ) {
+    this.mailer = new Mailer({ smtpUrl: settings.smtpUrl, from: settings.from });
+  }
 
   /** Sends what is due now; the number of e-mails sent. */
   async runOnce(): Promise<number> {
@@ -195,8 +197,7 @@ export class ReportMailJob {
           .returning('subscription_id')
           .executeTakeFirst();
         if (!inserted) return false;
-        this.transport ??= (await import('nodemailer')).default.createTransport(this.settings.smtpUrl);
-        await this.transport.sendMail(message);
+        await this.mailer.send(message);
         return true;
       });
       if (claimed) sent += 1;
@@ -226,6 +227,6 @@ export class ReportMailJob {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
-    this.transport?.close();
+    this.mailer.close();
   }
 }

@@ -15,6 +15,25 @@ export interface NewUser {
 
 export class UserExistsError extends Error {}
 
+/** The rules of a new user and account, for sign-up and for accounts staff create. */
+export const minPasswordLength = 10;
+const maxEmailLength = 254;
+const maxAccountNameLength = 200;
+
+/** What an operator runs on a fresh database, where nobody can sign in yet (docs/operations.md). */
+export const firstStaffCommand = 'anchorage user create --email you@example.com --password "a long password" --staff';
+
+/** Why a password cannot be chosen, or undefined. */
+export const passwordProblem = (password: string): string | undefined =>
+  [...password].length < minPasswordLength ? `Choose a password of at least ${minPasswordLength} characters.` : undefined;
+
+/** Why an e-mail address cannot be a user's, or undefined. */
+export const emailProblem = (email: string): string | undefined =>
+  /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) && email.length <= maxEmailLength ? undefined : 'Enter a valid e-mail address.';
+
+/** Why a name cannot be an account's, or undefined. */
+export const accountNameProblem = (name: string): string | undefined => (name.length > maxAccountNameLength ? 'The account name is too long.' : undefined);
+
 /** A hash to verify against when the e-mail is unknown, so both cases take the same time. */
 const decoyHash = hash('anchorage-decoy-password');
 
@@ -53,6 +72,11 @@ export class UsersService {
       if (isUniqueViolation(error)) throw new UserExistsError(`A user with e-mail ${email} exists already.`);
       throw error;
     }
+  }
+
+  /** Whether anyone can sign in yet (a fresh database has no user: `serve` and sign-in say how to make one). */
+  async any(): Promise<boolean> {
+    return (await this.db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
   }
 
   async byEmail(email: string): Promise<User | undefined> {

@@ -66,7 +66,7 @@ export function uiOf(request: FastifyRequest): UiContext {
 }
 
 /** A positive integer path id, or a 404 for anything else (as the API treats ids). */
-export function idParam(value: string, what: 'site' | 'article' | 'revision' | 'key' | 'account'): number {
+export function idParam(value: string, what: 'site' | 'article' | 'revision' | 'key' | 'account' | 'user'): number {
   // Ids are 32-bit integers on PostgreSQL; anything larger names nothing.
   if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
     throw new AppError('not_found', `No ${what} with this id.`);

@@ -14,6 +14,7 @@ import { page } from './layout.js';
 import { signedInPages } from './pages/index.js';
 import { signInRoutes } from './sign-in.js';
 import { signUpRoutes } from './sign-up.js';
+import { welcomeRoutes } from './welcome.js';
 import { connectionsRoutes } from './connections.js';
 import { reportShareRoutes } from './pages/report-share.js';
 import { formBodyParser } from '../http/json-body.js';
@@ -104,6 +105,7 @@ export async function webPlugin(app: FastifyInstance, options: { services: Servi
   app.get('/', async (_request, reply) => reply.redirect('/app'));
   await app.register(signInRoutes, options);
   await app.register(signUpRoutes, options);
+  await app.register(welcomeRoutes, options);
   await app.register(signedInPages, options);
   await app.register(connectionsRoutes, options);
   await app.register(reportShareRoutes, options);

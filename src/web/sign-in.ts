@@ -3,6 +3,7 @@ import type { Settings } from '../config.js';
 import type { Services } from '../services/index.js';
 import type { SignInWait } from '../services/limits.js';
 import { waitingApplication } from '../mcp/oauth/authorize.js';
+import { firstStaffCommand } from '../services/users.js';
 import { html } from './html.js';
 import { page } from './layout.js';
 import { textField } from './context.js';
@@ -20,11 +21,16 @@ interface SignInForm {
  * The sign-in page; `waiting` names the application whose connection brought the user here, so
  * that they know why they are asked to sign in.
  */
-function signInPage(csrfToken: string, next: string, allowSignup: boolean, email = '', problem = '', waiting?: string): string {
+function signInPage(csrfToken: string, next: string, allowSignup: boolean, email = '', problem = '', waiting?: string, noUsers = false): string {
   return page({
     title: 'Sign in',
     body: html`<section class="card narrow">
   <h1>Sign in to Anchorage</h1>
+  ${
+    noUsers
+      ? html`<div class="notice notice-info" role="status" data-first-user><p>Nobody can sign in yet: this service has no users. Create the first staff user on the server, then sign in with it:</p><pre class="code-block"><code>${firstStaffCommand}</code></pre><p>Staff then create customer accounts under Accounts.</p></div>`
+      : ''
+  }
   ${
     waiting
       ? html`<p class="notice notice-info" data-waiting-app><strong>${waiting}</strong> wants to connect to your Anchorage account. Sign in to continue; you then choose whether to allow it.</p>`
@@ -69,7 +75,7 @@ export async function signInRoutes(app: FastifyInstance, options: { services: Se
     const next = safeNext(request.query.next, options.settings.publicUrl);
     if (session.user) return reply.redirect(next);
     const waiting = await waitingApplication(services, options.settings, next);
-    return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup, '', '', waiting));
+    return reply.type('text/html').send(signInPage(session.csrfToken, next, options.settings.allowSignup, '', '', waiting, !(await services.users.any())));
   });
 
   app.post<{ Body: SignInForm | null | undefined }>('/app/sign-in', async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../core/errors.js';
-import { UserExistsError } from '../services/users.js';
+import { accountNameProblem, emailProblem, minPasswordLength, passwordProblem, UserExistsError } from '../services/users.js';
 import { notice } from './components.js';
 import { secureCookies, textField, type WebOptions } from './context.js';
 import { html } from './html.js';
@@ -13,8 +13,6 @@ interface SignUpForm {
   account?: unknown;
   _csrf?: unknown;
 }
-
-const minPasswordLength = 10;
 
 function signUpPage(csrfToken: string, values: { email: string; account: string }, problem = ''): string {
   return page({
@@ -58,9 +56,8 @@ export async function signUpRoutes(app: FastifyInstance, options: WebOptions) {
     const password = textField(request.body?.password);
     const refuse = (problem: string) =>
       reply.code(422).type('text/html; charset=utf-8').send(signUpPage(session.csrfToken, values, problem));
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(values.email) || values.email.length > 254) return refuse('Enter a valid e-mail address.');
-    if ([...password].length < minPasswordLength) return refuse(`Choose a password of at least ${minPasswordLength} characters.`);
-    if (values.account.length > 200) return refuse('The account name is too long.');
+    const problem = emailProblem(values.email) ?? passwordProblem(password) ?? accountNameProblem(values.account);
+    if (problem) return refuse(problem);
     let created: { user_id: number };
     try {
       created = await services.users.create({ email: values.email, password, account: values.account || undefined });

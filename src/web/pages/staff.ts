@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
 import { toDay } from '../../core/time.js';
-import { day, tableWrap } from '../components.js';
-import { idParam, type UiContext, uiOf, type WebOptions } from '../context.js';
-import { html } from '../html.js';
+import type { CreatedAccount, NewAccount, NewSite } from '../../services/onboarding.js';
+import { csrfField, day, notice, tableWrap } from '../components.js';
+import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
+import { html, type SafeHtml } from '../html.js';
 import { sendPage } from '../respond.js';
 import { siteCard } from './sites.js';
 
@@ -13,22 +14,118 @@ function staffOnly(request: FastifyRequest): UiContext {
   return ui;
 }
 
-/** The staff overview: every account, its users and sites; reading only. */
+/** A new account's password link on its way to the account's page, in the session's sealed flash. */
+interface NewLinkFlash extends Pick<CreatedAccount, 'accountId' | 'email' | 'link' | 'expiresAt' | 'mail'> {
+  kind: 'password_link';
+}
+
+function newLinkOf(flash: string | undefined, accountId: number): NewLinkFlash | undefined {
+  if (!flash) return undefined;
+  const value = JSON.parse(flash) as Partial<NewLinkFlash>;
+  return value.kind === 'password_link' && value.accountId === accountId ? (value as NewLinkFlash) : undefined;
+}
+
+/** The form's problems, field by field, from a `validation_failed` error (any other error is thrown on). */
+function problemsOf(error: unknown): Record<string, string[]> {
+  if (error instanceof AppError && error.code === 'validation_failed') return error.details.fields ?? {};
+  throw error;
+}
+
+const problemList = (problems: Record<string, string[]>, labels: Record<string, string>): SafeHtml =>
+  notice('error', html`Nothing was saved. <ul>${Object.entries(problems).map(([name, messages]) => html`<li><strong>${labels[name] ?? name}</strong>: ${messages.join(' ')}</li>`)}</ul>`);
+
+const accountLabels = { account: 'Account name', email: 'E-mail' };
+const siteLabels = { name: 'Name', website_url: 'Website address', language: 'Language' };
+
+/** The link shown once, right after the account was created, with a copy button. */
+function newLinkPanel({ email, link, expiresAt, mail }: NewLinkFlash): SafeHtml {
+  const mailed = {
+    sent: notice('success', html`The link was also sent to <strong>${email}</strong>.`),
+    off: notice('info', 'E-mail is not set up on this service (SMTP_URL): pass the link on yourself.'),
+    failed: notice('warning', html`Sending the link to <strong>${email}</strong> failed: pass it on yourself.`),
+  }[mail];
+  return html`<section class="card new-key" aria-labelledby="new-link-h" data-password-link>
+  <h2 id="new-link-h">Password link for ${email}</h2>
+  <p><strong>Copy it now: it is shown only this once.</strong> It lets ${email} choose a password and sign in. It works once, until ${day(expiresAt)}; Anchorage keeps only a fingerprint of it.</p>
+  <div class="copy-row">
+    <label for="new-link" class="visually-hidden">Password link</label>
+    <input id="new-link" class="code key-value" type="text" value="${link}" readonly data-select-on-focus>
+    <button type="button" class="primary" data-copy="#new-link" hidden>Copy link</button>
+  </div>
+  ${mailed}
+</section>`;
+}
+
+function newAccountForm(ui: UiContext, values: NewAccount, problems: Record<string, string[]>): SafeHtml {
+  return html`<section class="card" aria-labelledby="new-account-h">
+  <h2 id="new-account-h">New customer account</h2>
+  ${Object.keys(problems).length > 0 ? problemList(problems, accountLabels) : ''}
+  <form method="post" action="/app/staff/accounts" class="stack">
+    ${csrfField(ui.session.csrfToken)}
+    <label for="na-account">Account name <span class="muted small">(the company; the e-mail if left empty)</span></label>
+    <input id="na-account" name="account" type="text" maxlength="200" value="${values.account}" autocomplete="off">
+    <label for="na-email">First user’s e-mail</label>
+    <input id="na-email" name="email" type="email" maxlength="254" value="${values.email}" autocomplete="off" required>
+    <p class="muted small">The user gets a one-time link to choose a password, shown to you once and sent by e-mail when the service sends e-mail.</p>
+    <div class="form-actions"><button type="submit" class="primary">Create account</button></div>
+  </form>
+</section>`;
+}
+
+/** Users who have not chosen a password yet: a new link each (their earlier links stop working). */
+function awaitingPassword(ui: UiContext, accountId: number, users: { id: number; email: string }[]): SafeHtml {
+  if (users.length === 0) return html``;
+  return html`<section class="card" aria-labelledby="awaiting-h">
+  <h2 id="awaiting-h">Waiting for a password</h2>
+  <p class="muted small">These users have not chosen a password yet. A new link replaces the ones given before.</p>
+  ${tableWrap(
+    'Users waiting for a password',
+    html`<tr><th scope="col">User</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>`,
+    users.map(
+      (user) => html`<tr><td>${user.email}</td><td><form method="post" action="/app/staff/accounts/${accountId}/users/${user.id}/link">
+    ${csrfField(ui.session.csrfToken)}
+    <button type="submit" class="small">New password link<span class="visually-hidden"> for ${user.email}</span></button>
+  </form></td></tr>`,
+    ),
+    'Nobody.',
+  )}
+</section>`;
+}
+
+function newSiteForm(ui: UiContext, accountId: number, values: NewSite, problems: Record<string, string[]>): SafeHtml {
+  return html`<section class="card" aria-labelledby="new-site-h">
+  <h2 id="new-site-h">Add a site</h2>
+  ${Object.keys(problems).length > 0 ? problemList(problems, siteLabels) : ''}
+  <form method="post" action="/app/staff/accounts/${accountId}/sites" class="stack">
+    ${csrfField(ui.session.csrfToken)}
+    <label for="ns-name">Name</label>
+    <input id="ns-name" name="name" type="text" value="${values.name}" autocomplete="off">
+    <label for="ns-url">Website address</label>
+    <input id="ns-url" name="website_url" type="url" value="${values.website_url}" placeholder="https://www.example.com" autocomplete="off" required>
+    <label for="ns-language">Language <span class="muted small">(of its reports: en, de, es, fr, it, nl …)</span></label>
+    <input id="ns-language" name="language" type="text" value="${values.language}" placeholder="en" autocomplete="off">
+    <p class="muted small">Articles and backlinks come with the provider’s import; a later import finds this site by its account and address.</p>
+    <div class="form-actions"><button type="submit" class="primary">Add site</button></div>
+  </form>
+</section>`;
+}
+
+/** The staff side: every account, its users and sites; creating accounts (with their first user) and sites. */
 export async function staffPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
 
-  app.get('/app/staff', async (request, reply) => {
-    const ui = staffOnly(request);
+  async function accountsPage(ui: UiContext, values: NewAccount = { account: '', email: '' }, problems: Record<string, string[]> = {}) {
     const accounts = await services.uiQueries.accounts();
-    return sendPage(reply, ui, {
+    return {
       title: 'Accounts',
-      active: 'staff',
+      active: 'staff' as const,
       body: html`<div class="page-head">
   <div>
     <h1>Accounts</h1>
-    <p class="muted">Every customer account. As staff you can open any account’s site reports and articles; changing them is left to their owners.</p>
+    <p class="muted">Every customer account. As staff you can open any account’s site reports and articles, create accounts and add sites; changing articles is left to their owners.</p>
   </div>
 </div>
+${newAccountForm(ui, values, problems)}
 <section class="card">
   ${tableWrap(
     'Accounts',
@@ -39,30 +136,90 @@ export async function staffPages(app: FastifyInstance, options: WebOptions) {
   <td>${account.users.map((user, i) => html`${i > 0 ? html`<br>` : ''}${user.email}${user.staff ? html` <span class="badge badge-staff">staff</span>` : ''}`)}</td>
   <td class="num">${account.sites}</td>
   <td>${day(account.created_at)}</td>
-  <td>${account.sites > 0 ? html`<a class="button small" href="/app/staff/accounts/${account.id}">View sites<span class="visually-hidden"> of ${account.name}</span></a>` : html`<span class="muted small">no sites</span>`}</td>
+  <td><a class="button small" href="/app/staff/accounts/${account.id}">${account.sites > 0 ? 'View sites' : 'Add a site'}<span class="visually-hidden"> of ${account.name}</span></a></td>
 </tr>`,
     ),
     'No accounts yet.',
   )}
 </section>`,
-    });
-  });
+    };
+  }
 
-  app.get<{ Params: { id: string } }>('/app/staff/accounts/:id', async (request, reply) => {
-    const ui = staffOnly(request);
-    const accountId = idParam(request.params.id, 'account');
+  async function accountPage(ui: UiContext, accountId: number, extra: { created?: SafeHtml; values?: NewSite; problems?: Record<string, string[]> } = {}) {
     const account = await services.uiQueries.account(accountId);
     if (!account) throw new AppError('not_found', 'No account with this id.');
     const sites = await services.uiQueries.sitesOfAccount(accountId);
     const now = services.clock.now();
     const month = toDay(now).slice(0, 7);
     const stats = await Promise.all(sites.map((site) => services.stats.forRange(site.id, `${month}-01`, toDay(now))));
-    return sendPage(reply, ui, {
+    const waiting = await services.onboarding.awaitingPassword(accountId);
+    return {
       title: account.name,
-      active: 'staff',
+      active: 'staff' as const,
       body: html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/app/staff">Accounts</a> <span aria-hidden="true">/</span> <span aria-current="page">${account.name}</span></nav>
-<div class="page-head"><div><h1>${account.name}</h1><p class="muted">${sites.length} ${sites.length === 1 ? 'site' : 'sites'} · read-only staff view</p></div></div>
-${sites.length === 0 ? html`<p class="empty">This account has no sites.</p>` : html`<ul class="site-grid">${sites.map((site, i) => siteCard(site, stats[i], month))}</ul>`}`,
-    });
+<div class="page-head"><div><h1>${account.name}</h1><p class="muted">${sites.length} ${sites.length === 1 ? 'site' : 'sites'} · staff view: reports and articles are read-only here</p></div></div>
+${extra.created ?? ''}
+${sites.length === 0 ? html`<p class="empty">This account has no sites.</p>` : html`<ul class="site-grid">${sites.map((site, i) => siteCard(site, stats[i], month))}</ul>`}
+${newSiteForm(ui, accountId, extra.values ?? { name: '', website_url: '', language: '' }, extra.problems ?? {})}
+${awaitingPassword(ui, accountId, waiting)}`,
+    };
+  }
+
+  /**
+   * POST-redirect-GET: a reload never creates a second account or link. The link is shown by the
+   * next page only (never in a URL or a log), from the session's sealed flash.
+   */
+  async function showLinkOnce(ui: UiContext, reply: FastifyReply, created: CreatedAccount) {
+    const { accountId, email, link, expiresAt, mail } = created;
+    const flash: NewLinkFlash = { kind: 'password_link', accountId, email, link, expiresAt, mail };
+    await services.sessions.setFlash(ui.session.id, JSON.stringify(flash));
+    return reply.redirect(`/app/staff/accounts/${accountId}?created=1`, 303);
+  }
+
+  app.get('/app/staff', async (request, reply) => {
+    const ui = staffOnly(request);
+    return sendPage(reply, ui, await accountsPage(ui));
+  });
+
+  app.post<{ Body: Record<string, unknown> | undefined }>('/app/staff/accounts', async (request, reply) => {
+    const ui = staffOnly(request);
+    const values: NewAccount = { account: textField(request.body?.account), email: textField(request.body?.email) };
+    let created: CreatedAccount;
+    try {
+      created = await services.onboarding.createAccount(ui.actor, values);
+    } catch (error) {
+      return sendPage(reply, ui, await accountsPage(ui, values, problemsOf(error)), 422);
+    }
+    return showLinkOnce(ui, reply, created);
+  });
+
+  app.post<{ Params: { id: string; user: string } }>('/app/staff/accounts/:id/users/:user/link', async (request, reply) => {
+    const ui = staffOnly(request);
+    const accountId = idParam(request.params.id, 'account');
+    const userId = idParam(request.params.user, 'user');
+    return showLinkOnce(ui, reply, await services.onboarding.newLink(ui.actor, accountId, userId));
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { created?: string } }>('/app/staff/accounts/:id', async (request, reply) => {
+    const ui = staffOnly(request);
+    const accountId = idParam(request.params.id, 'account');
+    if (textField(request.query.created) === '') return sendPage(reply, ui, await accountPage(ui, accountId));
+    const fresh = newLinkOf(await services.sessions.takeFlash(ui.session.id), accountId);
+    const created = fresh
+      ? newLinkPanel(fresh)
+      : notice('info', 'The password link was shown once, when it was created; Anchorage cannot show it again. Create a new one below if it was lost.');
+    return sendPage(reply, ui, await accountPage(ui, accountId, { created }));
+  });
+
+  app.post<{ Params: { id: string }; Body: Record<string, unknown> | undefined }>('/app/staff/accounts/:id/sites', async (request, reply) => {
+    const ui = staffOnly(request);
+    const accountId = idParam(request.params.id, 'account');
+    const values: NewSite = { name: textField(request.body?.name), website_url: textField(request.body?.website_url), language: textField(request.body?.language) };
+    try {
+      await services.onboarding.addSite(ui.actor, accountId, values);
+    } catch (error) {
+      return sendPage(reply, ui, await accountPage(ui, accountId, { values, problems: problemsOf(error) }), 422);
+    }
+    return reply.redirect(`/app/staff/accounts/${accountId}`, 303);
   });
 }
