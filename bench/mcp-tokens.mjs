@@ -1,7 +1,7 @@
 // What reading a whole article through MCP get_article windows costs an assistant (issue 56,
 // item 2): the calls, and the characters of every result (structuredContent's JSON and the text
 // blocks together), for articles of about 50 KB, 250 KB and 1 MB. Deterministic: no timing.
-// The bound it is held to (test/mcp/token-budget.test.ts): at most 1.3 × the body's length in
+// The bound it is held to (test/mcp/windowed-article.test.ts): at most 1.3 × the body's length in
 // characters, in at most ceil(length / 30,000) + 1 calls.
 //
 //   npm run build && node bench/mcp-tokens.mjs        # SQLite

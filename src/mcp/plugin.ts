@@ -92,6 +92,8 @@ async function rpcOutcome(response: Response, unknownTool: boolean): Promise<Out
   return rpcErrors[code] ?? { status: 422, error: 'validation_failed' };
 }
 
+const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
 const bearerToken = (header: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
 
 const hopByHop = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive']);
@@ -226,6 +228,7 @@ export async function mcpEndpoint(
       onAllowance: (state) => setLimitHeaders(reply, state, 'edits', 86_400),
       onInternalError: (error) => request.log.error({ err: error }, 'mcp tool failed'),
       resultMaxChars: settings.mcpResultMaxChars,
+      protocolVersion: headerValue(request.headers['mcp-protocol-version']),
     };
     const authInfo: AuthInfo = {
       token,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import { storageFailureOf } from '../db/failures.js';
 import { DatabaseUnavailable } from '../db/unavailable.js';
+import { windowTextOf } from '../operations/article-window.js';
 import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
@@ -29,8 +30,13 @@ export interface McpCall {
   /** A write's daily edit allowance afterwards, for the response headers as over REST. */
   onAllowance(state: LimitState): void;
   onInternalError(error: unknown): void;
-  /** MCP_RESULT_MAX_CHARS: no result is larger (both copies of a success counted). */
+  /** MCP_RESULT_MAX_CHARS: no result is larger (structuredContent's JSON and the text counted together). */
   resultMaxChars: number;
+  /**
+   * The request's MCP-Protocol-Version. Without it the client speaks 2025-03-26 (the transport
+   * specification says so), which knows no structuredContent: it gets the JSON as text alone.
+   */
+  protocolVersion: string | undefined;
   /** Set once a tool call of this request is in the activity log: the endpoint then logs nothing more. */
   logged?: boolean;
 }
@@ -61,6 +67,25 @@ function listingOf(tool: ToolDefinition): Tool {
 
 const textOf = (body: unknown): CallToolResult['content'] => [{ type: 'text', text: JSON.stringify(body) }];
 
+/** Protocol versions before structuredContent (2025-06-18), and a request that names none. */
+const beforeStructuredContent = (version: string | undefined) => version === undefined || version === '2025-03-26';
+
+/**
+ * A success in the forms the client reads: structuredContent (checked against the outputSchema)
+ * with the same JSON as text; for a window of a body, a text that names where the window and the
+ * outline are rather than repeating them; for a client before structuredContent, the text alone.
+ */
+function successOf(structured: Record<string, unknown>, call: McpCall): CallToolResult {
+  const windowText = windowTextOf(structured);
+  if (beforeStructuredContent(call.protocolVersion)) {
+    // The JSON once, as text: a window fits as it is; a list page is held to the same bound as for others.
+    checkResultSize(structured, call.resultMaxChars, windowText === null ? 'same' : 0);
+    return { content: textOf(structured) };
+  }
+  checkResultSize(structured, call.resultMaxChars, windowText === null ? 'same' : windowText.length);
+  return { structuredContent: structured, content: windowText === null ? textOf(structured) : [{ type: 'text', text: windowText }] };
+}
+
 /** Runs one tool call through the operation pipeline and logs it, as REST does for a request. */
 async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Promise<CallToolResult> {
   const info: RequestInfo = {
@@ -76,13 +101,11 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   let outcome: { status: number; error: string | null };
   try {
     if (call.refusal) throw call.refusal;
-    const resultChars = Math.floor(call.resultMaxChars / 2);
+    const resultChars = call.resultMaxChars;
     const { body, allowance } = await runTool(tool, args, { actor, services: call.services, preconditions: {}, resultChars });
     if (allowance) call.onAllowance(allowance);
     // The REST twin serialises through the output schema; so do we, field for field.
-    const structured = z.encode(tool.output, body) as Record<string, unknown>;
-    checkResultSize(structured, resultChars);
-    result = { structuredContent: structured, content: textOf(structured) };
+    result = successOf(z.encode(tool.output, body) as Record<string, unknown>, call);
     outcome = { status: 200, error: null };
   } catch (error) {
     if (!(error instanceof AppError) && !(error instanceof DatabaseUnavailable)) call.onInternalError(error);

@@ -135,12 +135,21 @@ function errorBody(result: ToolResult, label: string): Record<string, unknown> {
 /** get_article's meta for a body that fits in one window. */
 const wholeBodyMeta = (body: string) => ({ body_offset: 0, body_length: [...body].length, body_total_length: [...body].length, next_offset: null });
 
-/** The structured content of a success result, checked to equal its text. */
+/**
+ * The structured content of a success result, checked to equal its text; for a window of a body,
+ * the text names where the window (and the outline) are instead of repeating them.
+ */
 function successBody(result: ToolResult, label: string): Record<string, unknown> {
   expect(result.isError, `${label}: ${JSON.stringify(result.content).slice(0, 300)}`).toBeFalsy();
   const [first] = result.content as { type: string; text: string }[];
-  expect(JSON.parse(first!.text), label).toEqual(result.structuredContent);
-  return result.structuredContent as Record<string, unknown>;
+  const structured = result.structuredContent as { data: { body?: string }; meta?: { body_offset?: number } };
+  const text = JSON.parse(first!.text) as typeof structured;
+  if (structured.meta?.body_offset !== undefined) {
+    expect(text.data.body, label).toBe(`(${[...structured.data.body!].length} characters of the body: structuredContent.data.body)`);
+    text.data.body = structured.data.body;
+  }
+  expect(text, label).toEqual(structured);
+  return structured;
 }
 
 /** An expected refusal: the error id and, for validation_failed, exactly the fields it names. */

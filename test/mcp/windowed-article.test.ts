@@ -7,7 +7,8 @@ import { manualGrant } from './oauth-client.js';
 
 /**
  * A model-like client: it knows only what tools/list says (names, descriptions, schemas) and
- * reads a 300 KB article window by window with get_article, edits three sections with
+ * reads a 300 KB article window by window with get_article (within 1.3 × its length in result
+ * characters), edits three sections with
  * update_article replacements, recovers from a mistyped find with the near_match it is given,
  * and never receives a result over MCP_RESULT_MAX_CHARS (default 40,000 characters of JSON,
  * structuredContent and text counted together).
@@ -35,6 +36,10 @@ interface Result {
   structuredContent?: Record<string, unknown>;
 }
 
+/** Characters of a result: structuredContent's JSON and its text. */
+const sizeOf = (result: Result): number =>
+  (result.structuredContent === undefined ? 0 : JSON.stringify(result.structuredContent).length) + result.content.reduce((n, c) => n + c.text.length, 0);
+
 /** A connected client whose every result is measured against the bound. */
 async function connect(email: string) {
   const { tokens } = await manualGrant(base, email, { access: 'write' });
@@ -47,7 +52,7 @@ async function connect(email: string) {
   let largest = 0;
   const call = async (name: string, args: Record<string, unknown>): Promise<Result> => {
     const result = (await client.callTool({ name, arguments: args })) as Result;
-    const size = JSON.stringify(result.structuredContent ?? null).length - 4 + result.content.reduce((n, c) => n + c.text.length, 0);
+    const size = sizeOf(result);
     largest = Math.max(largest, size);
     expect(size, `${name} result size`).toBeLessThanOrEqual(BOUND);
     return result;
@@ -85,30 +90,43 @@ describe('a model-like MCP client on a 300 KB article', () => {
     const { tools } = await client.listTools();
     const getTool = tools.find((t) => t.name === 'get_article')!;
     const updateTool = tools.find((t) => t.name === 'update_article')!;
-    expect(Object.keys(getTool.inputSchema.properties ?? {})).toEqual(['article_id', 'body_offset', 'body_length']);
+    expect(Object.keys(getTool.inputSchema.properties ?? {})).toEqual(['article_id', 'body_offset', 'body_length', 'outline']);
     expect(getTool.description).toMatch(/next_offset/);
     expect(getTool.description).toMatch(/outline/);
     expect(getTool.description).toMatch(/replacements/);
     expect(updateTool.description).toMatch(/near_match/);
 
-    // Page through the whole body.
+    // Page through the whole body: the outline and the protected links come with the first
+    // window only, and the whole read costs at most 1.3 × the body's length in result characters,
+    // in at most ceil(length / 30,000) + 1 calls (issue 56).
     const windows: string[] = [];
     let outline: { level: number; text: string; offset: number; length: number }[] = [];
     let offset: number | null = 0;
     let total = 0;
+    let readChars = 0;
     while (offset !== null) {
       const result = await call('get_article', { article_id: articleId, body_offset: offset });
       expect(result.isError).toBeFalsy();
+      readChars += sizeOf(result);
       const { data, meta } = result.structuredContent as { data: { body: string; protected_links: unknown[] }; meta: Record<string, never> };
       expect(meta.body_offset).toBe(offset);
       expect(data.body.length).toBe(meta.body_length);
-      expect(data.protected_links).toHaveLength(6);
+      if (offset === 0) {
+        expect(data.protected_links).toHaveLength(6);
+        outline = meta.outline;
+      } else {
+        expect(data.protected_links).toEqual([]);
+        expect(meta.protected_links_total).toBe(6);
+        expect(meta.outline).toBeUndefined();
+      }
+      // The text names where the window is rather than repeating it.
+      expect(result.content[0]!.text).not.toContain(data.body.slice(0, 200));
       windows.push(data.body);
-      outline = meta.outline;
       total = meta.body_total_length;
       offset = meta.next_offset;
     }
-    expect(windows.length).toBeGreaterThan(10);
+    expect(windows.length).toBeLessThanOrEqual(Math.ceil(stored.length / 30_000) + 1);
+    expect(readChars).toBeLessThanOrEqual(1.3 * stored.length);
     expect(windows.join('')).toBe(stored);
     expect(total).toBe(stored.length);
     expect(outline.filter((e) => e.level === 2)).toHaveLength(120);
@@ -193,6 +211,10 @@ describe('a model-like MCP client on a 300 KB article', () => {
     const { meta } = first.structuredContent as { meta: { body_total_length: number; body_length: number; outline: unknown[] } };
     expect(meta.body_length).toBe(10);
     expect(meta.outline).toEqual([]);
+    const later = await call('get_article', { article_id: articleIds[0]!, body_offset: 10, body_length: 10 });
+    expect((later.structuredContent as { meta: { outline?: unknown[] } }).meta.outline).toBeUndefined();
+    const asked = await call('get_article', { article_id: articleIds[0]!, body_offset: 10, body_length: 10, outline: true });
+    expect((asked.structuredContent as { meta: { outline?: unknown[] } }).meta.outline).toEqual([]);
     const past = await call('get_article', { article_id: articleIds[0]!, body_offset: meta.body_total_length + 1 });
     expect(JSON.parse(past.content[0]!.text)).toMatchObject({ error: 'validation_failed', fields: { body_offset: [expect.stringContaining(`${meta.body_total_length} characters`)] } });
     const none = await call('get_article', { article_id: articleIds[0]!, body_length: 0 });
