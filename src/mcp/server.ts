@@ -1,4 +1,4 @@
-import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import { storageFailureOf } from '../db/failures.js';
@@ -9,14 +9,16 @@ import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import type { LimitState } from '../services/limits.js';
+import { listingOf } from './listing.js';
 import { boundedError, checkResultSize } from './result-bound.js';
 
 const instructions =
   'Anchorage keeps the search-optimised articles and acquired backlinks of the signed-in account’s websites. ' +
   'Start with list_sites to learn the site ids; list_articles, list_backlinks and get_stats take a site_id, get_article an article_id. ' +
   'Article bodies contain protected links (data-service-protected) that every edit must keep exactly. ' +
-  'get_article returns a large body in windows (body_offset, next_offset, an outline of its sections); edit a part with update_article replacements rather than resending the body. ' +
+  'get_article returns a large body in windows (body_offset, next_offset; the first brings an outline of its sections); edit a part with update_article replacements rather than resending the body. ' +
   'Errors come back as results with isError and a JSON body whose `error` names the problem; an argument a tool does not take is refused (validation_failed names it). ' +
+  'Every call counts against 60 a minute per connection: rate_limited says in how many seconds to retry. ' +
   'A read-only connection is offered the reading tools only.';
 
 /** What every tool call of one HTTP request shares, for its activity record. */
@@ -39,30 +41,6 @@ export interface McpCall {
   protocolVersion: string | undefined;
   /** Set once a tool call of this request is in the activity log: the endpoint then logs nothing more. */
   logged?: boolean;
-}
-
-/** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  const json: Record<string, unknown> = z.toJSONSchema(schema, { target: 'draft-2020-12', io });
-  return { ...json, type: 'object' };
-}
-
-/** What tools/list says of a tool: computed once, the declarations never change. */
-const listings = new Map<ToolDefinition, Tool>();
-function listingOf(tool: ToolDefinition): Tool {
-  let listing = listings.get(tool);
-  if (!listing) {
-    listing = {
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: jsonSchemaOf(tool.input, 'input'),
-      outputSchema: jsonSchemaOf(tool.output, 'output'),
-      annotations: { title: tool.title, ...tool.annotations },
-    };
-    listings.set(tool, listing);
-  }
-  return listing;
 }
 
 const textOf = (body: unknown): CallToolResult['content'] => [{ type: 'text', text: JSON.stringify(body) }];

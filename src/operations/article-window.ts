@@ -145,9 +145,9 @@ export const getArticleTool = defineTool({
   ...getArticleToolPart,
   input: z.strictObject({
     article_id: articleId,
-    body_offset: offsetField('Where to start reading the body, in characters (Unicode code points); default 0.').optional(),
-    body_length: z.number().int().min(1).optional().describe('At most this many characters of the body; default: as many as fit.'),
-    outline: z.boolean().optional().describe('true: meta.outline and data.protected_links whatever body_offset; default: only with body_offset 0.'),
+    body_offset: offsetField('Where the window starts, in code points; default 0.').optional(),
+    body_length: z.number().int().min(1).optional().describe('At most this many code points; default: as many as fit.'),
+    outline: z.boolean().optional().describe('true: the outline and protected links with any window (default: the first only).'),
   }),
   output: windowedArticleSchema,
   scope: getArticle.scope,
