@@ -571,7 +571,7 @@ if (only.includes('mcp')) {
     const cpu = mcp.cpuPerRequest / rest.cpuPerRequest;
     rows.push({
       check: `${name}: MCP / REST (median of 3 rounds)`,
-      measured: `${fmt(mcp.rps)} / ${fmt(rest.rps)} req/s; p99 ${mcp.p99} / ${rest.p99} ms; CPU ${fmt(mcp.cpuPerRequest)} / ${fmt(rest.cpuPerRequest)} µs per request; errors ${errors}`,
+      measured: `${fmt(mcp.rps)} / ${fmt(rest.rps)} req/s; p99 ${mcp.p99} / ${rest.p99} ms; CPU ${fmt(mcp.cpuPerRequest)} / ${fmt(rest.cpuPerRequest)} µs per request; errors ${errors}${refusalsOf(...rounds.flatMap((r) => [r.rest, r.mcp]))}${toolErrors.count ? `, ${toolErrors.count} error results` : ''}`,
       ratio: `${fmt(ratio, 2)} (CPU ${fmt(cpu, 2)})`,
       target: 'req/s ≥ 0.5, CPU ≤ 2',
       ok: ratio >= 0.5 && cpu <= 2 && errors === 0,

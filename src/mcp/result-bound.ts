@@ -9,18 +9,16 @@ import { AppError, type ErrorBody, validationFailed } from '../core/errors.js';
 const jsonLength = (value: unknown): number => JSON.stringify(value).length;
 
 /**
- * Throws when a success result does not fit in `maxChars` characters: `structured`'s JSON and
- * `otherForm` more, a number of characters or the same JSON again. A list page names the
+ * Throws when a success result does not fit in `maxChars` characters: `structured`'s JSON
+ * (`length` characters) and `otherForm` more, a number of characters or the same JSON again. A list page names the
  * `per_page` that would fit, anything else is refused as too large.
  */
-export function checkResultSize(structured: Record<string, unknown>, maxChars: number, otherForm: number | 'same'): void {
+export function checkResultSize(structured: Record<string, unknown>, length: number, maxChars: number, otherForm: number | 'same'): void {
   if (otherForm !== 'same') {
-    const length = jsonLength(structured) + otherForm;
-    if (length <= maxChars) return;
-    throw new AppError('validation_failed', `This result is ${length} characters, more than one result may hold (${maxChars}).`);
+    if (length + otherForm <= maxChars) return;
+    throw new AppError('validation_failed', `This result is ${length + otherForm} characters, more than one result may hold (${maxChars}).`);
   }
   const chars = Math.floor(maxChars / 2);
-  const length = jsonLength(structured);
   if (length <= chars) return;
   const { data } = structured;
   if (Array.isArray(data)) {

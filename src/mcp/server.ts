@@ -54,14 +54,15 @@ const beforeStructuredContent = (version: string | undefined) => version === und
  * outline are rather than repeating them; for a client before structuredContent, the text alone.
  */
 function successOf(structured: Record<string, unknown>, call: McpCall): CallToolResult {
+  const json = JSON.stringify(structured);
   const windowText = windowTextOf(structured);
   if (beforeStructuredContent(call.protocolVersion)) {
     // The JSON once, as text: a window fits as it is; a list page is held to the same bound as for others.
-    checkResultSize(structured, call.resultMaxChars, windowText === null ? 'same' : 0);
-    return { content: textOf(structured) };
+    checkResultSize(structured, json.length, call.resultMaxChars, windowText === null ? 'same' : 0);
+    return { content: [{ type: 'text', text: json }] };
   }
-  checkResultSize(structured, call.resultMaxChars, windowText === null ? 'same' : windowText.length);
-  return { structuredContent: structured, content: windowText === null ? textOf(structured) : [{ type: 'text', text: windowText }] };
+  checkResultSize(structured, json.length, call.resultMaxChars, windowText === null ? 'same' : windowText.length);
+  return { structuredContent: structured, content: [{ type: 'text', text: windowText ?? json }] };
 }
 
 /** Runs one tool call through the operation pipeline and logs it, as REST does for a request. */
