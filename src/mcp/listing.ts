@@ -80,3 +80,9 @@ export function listingOf(tool: ToolDefinition): Tool {
   }
   return listing;
 }
+
+/** The listing for a client of protocol 2025-03-26: no outputSchema, and the title among the annotations. */
+export function legacyListingOf(tool: ToolDefinition): Tool {
+  const { name, description, inputSchema, annotations } = listingOf(tool);
+  return { name, description, inputSchema, annotations: { title: tool.title, ...annotations } };
+}

@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import type { LimitState } from '../services/limits.js';
-import { listingOf } from './listing.js';
+import { legacyListingOf, listingOf } from './listing.js';
 import { boundedError, checkResultSize } from './result-bound.js';
 
 const instructions =
@@ -112,7 +112,9 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
 export function buildMcpServer(call: McpCall): Server {
   const server = new Server({ name: 'anchorage', title: 'Anchorage', version: '1.0.0' }, { capabilities: { tools: {} }, instructions });
   const offered = call.tools.filter((tool) => call.actor.scopes.includes(tool.scope));
-  server.setRequestHandler('tools/list', () => ({ tools: offered.map(listingOf) }));
+  // A client before structuredContent knows no outputSchema or top-level title either (2025-03-26).
+  const listing = beforeStructuredContent(call.protocolVersion) ? legacyListingOf : listingOf;
+  server.setRequestHandler('tools/list', () => ({ tools: offered.map(listing) }));
   server.setRequestHandler('tools/call', (request) => {
     const tool = call.tools.find((t) => t.name === request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
