@@ -62,10 +62,10 @@ async function connect(email: string) {
 
 const sentence = (section: number) => `Section ${section} explains step ${section} of the routine in plain words for every reader.`;
 
-/** About 300 KB: 120 sections of an <h2>, two <h3> subsections and paragraphs, protected links in a few. */
-function bigBody(): string {
+/** About 2.6 KB a section (300 KB for 120): an <h2>, two <h3> subsections and paragraphs, protected links in a few. */
+function bigBody(sections = 120): string {
   let body = '';
-  for (let s = 1; s <= 120; s++) {
+  for (let s = 1; s <= sections; s++) {
     const filler = `<p>${'Brushing twice a day keeps teeth healthy and gums strong. '.repeat(20)}</p>`;
     const links = s % 40 === 0 ? `<p>Read the ${BACKLINK} and ${INTERNAL} for more.</p>` : '';
     body += `<h2>Part ${s}: the routine</h2><p>${sentence(s)}</p>${filler}<h3>Tools for part ${s}</h3>${filler}${links}<h3>Notes &amp; tips ${s}</h3><p>Short note ${s}.</p>`;
@@ -180,6 +180,56 @@ describe('a model-like MCP client on a 300 KB article', () => {
     expect(rest.body.data.protected_links).toHaveLength(6);
     expect(largest()).toBeGreaterThan(BOUND * 0.8);
     await client.close();
+  });
+
+  it('finds and fixes one sentence of a 265 KB article in four calls, and recovers from a near miss with its hint', async () => {
+    const customer = await createCustomer(harness.services);
+    const stored = bigBody(104);
+    expect(stored.length).toBeGreaterThan(260_000);
+    const { siteId } = await seedSite(harness.services, customer.email, {
+      name: 'Round trip site',
+      website_url: 'https://trip.example',
+      articles: [
+        { title: 'Other', url: 'https://trip.example/other', status: 'published', published_at: '2026-09-01T09:00:00Z', body: '<p>Other.</p>' },
+        { title: 'Routine', url: 'https://trip.example/routine', status: 'published', published_at: '2026-10-01T09:00:00Z', body: stored },
+      ],
+    });
+    const { call } = await connect(customer.email);
+    let calls = 0;
+    const counted = async (name: string, args: Record<string, unknown>) => {
+      calls += 1;
+      const result = await call(name, args);
+      expect(result.isError, `${name}: ${result.content[0]?.text.slice(0, 300)}`).toBeFalsy();
+      return result.structuredContent as { data: Record<string, unknown> & { body: string }; meta: Record<string, unknown> };
+    };
+
+    // The task, as a user words it: in "Routine", part 77, replace this sentence.
+    const wrong = sentence(77);
+    const right = 'Section 77 shows step 77 of the routine, in plain words.';
+    // 1. The article, by its title.
+    const listed = (await counted('list_articles', { site_id: siteId })) as unknown as { data: { id: number; title: string }[] };
+    const article = listed.data.find((a) => a.title === 'Routine')!;
+    // 2. Its outline comes with the first window.
+    const first = await counted('get_article', { article_id: article.id, body_length: 1 });
+    const part = (first.meta.outline as { text: string; offset: number; length: number }[]).find((e) => e.text === 'Part 77: the routine')!;
+    // 3. The edit: the sentence as the user quoted it is the find.
+    const edited = await counted('update_article', { article_id: article.id, replacements: [{ find: wrong, replace: right }], reason: 'Reword part 77' });
+    expect(edited.meta.body_total_length).toBe(stored.length - wrong.length + right.length);
+    // 4. Confirm: the section reads as it should now.
+    const section = await counted('get_article', { article_id: article.id, body_offset: part.offset, body_length: part.length });
+    expect(section.data.body).toContain(right);
+    expect(section.data.body).not.toContain(wrong);
+    expect(calls).toBeLessThanOrEqual(4);
+
+    // A near miss (the user misquoted part 78): the error's hint is the text to send instead.
+    const misquoted = 'Section 78 explains step 78 of the routine in plain word for every reader.';
+    const missed = await call('update_article', { article_id: article.id, replacements: [{ find: misquoted, replace: 'Part 78, reworded.' }] });
+    const error = JSON.parse(missed.content[0]!.text) as { error: string; failures: { near_match: { text: string } }[] };
+    expect(error.error).toBe('replacement_failed');
+    const hinted = error.failures[0]!.near_match.text;
+    expect(sentence(78).startsWith(hinted.slice(0, 40))).toBe(true);
+    const fixed = await call('update_article', { article_id: article.id, replacements: [{ find: hinted, replace: 'Part 78, reworded.' }] });
+    expect(fixed.isError, fixed.content[0]?.text.slice(0, 300)).toBeFalsy();
   });
 
   it('a list page over the bound names the per_page that fits; an oversized error keeps to the bound', async () => {
