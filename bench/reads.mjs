@@ -9,7 +9,9 @@
 //      1M-row reads, dry-run PATCHes that multiply a 5 KB body to 4.5 MB and MCP windows of a
 //      4.9 MB body run, and `anchorage import` imports a file again and again; PATCH alone
 //      reaches 100/s;
-//   4. the server's peak RSS stays under 400 MB.
+//   4. the server's peak RSS stays under 400 MB;
+//   5. a tool call of each reading tool over MCP (POST /mcp, tools/call) against the same read over
+//      REST (issue 56): throughput ratio >= 0.5 and CPU per request at most 2x, side by side.
 // The service runs in a child process (bench/server.mjs) so the load generator (autocannon, 50
 // connections) does not share its event loop. Requests rotate over thousands of API keys and
 // dozens of accounts, so neither the 60/min key limit nor the 200 edits/day allowance is measured.
@@ -20,6 +22,7 @@
 //                                                   # and the server's event-loop stalls: bench/stall-profile.mjs
 //   node bench/reads.mjs --only=scale --case=getStats --seconds=10   # some cases, longer
 //   node bench/reads.mjs --only=scale --rounds=1                     # one round of the scale cases
+//   node bench/reads.mjs --quick --only=mcp --case=get_stats         # a reading tool against its REST twin
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/reads.mjs   # schema "bench"
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
@@ -44,7 +47,7 @@ const { scopeOf } = await import(`${dist}/services/oauth/scopes.js`);
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const profile = args.includes('--profile');
-const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'scale,floor,loop').split(',');
+const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'scale,floor,mcp,loop').split(',');
 
 const size = {
   bigBacklinks: quick ? 100_000 : 1_000_000,
@@ -296,6 +299,25 @@ for (let w = 0; w < 10; w++) {
   windowReaders.push({ id, token: tokens.access_token });
 }
 
+// MCP connections of the reader, for the tool rows: 60 calls a minute each, so 3,000 of them carry
+// 3,000 calls a second.
+const readGrants = [];
+if (only.includes('mcp')) {
+  for (let g = 0; g < 3_000; g++) {
+    const verifier = randomBytes(32).toString('base64url');
+    const code = await services.oauth.issueCode({
+      clientId: mcpClient.client_id,
+      userId: reader.user_id,
+      redirectUri: 'http://127.0.0.1:9/callback',
+      codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+      resource: mcpResource,
+      scope: scopeOf(false),
+    });
+    const tokens = await services.oauth.exchangeCode({ code, clientId: mcpClient.client_id, redirectUri: 'http://127.0.0.1:9/callback', codeVerifier: verifier, resource: mcpResource });
+    readGrants.push(tokens.access_token);
+  }
+}
+
 // The rows went in directly: build the counters from them, then gather statistics as a live
 // database has them (PRAGMA optimize / autovacuum would).
 // (Helper A's rebuild: src/services/counters.ts `recount`.)
@@ -513,8 +535,67 @@ if (only.includes('floor')) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. The loop stays free, and writes.
+// 2b. Assistants at REST speed (issue 56): each reading tool against its REST twin, the same read.
 if (only.includes('floor')) await notePeak('floor');
+if (only.includes('mcp')) {
+  let grantTurn = 0;
+  let articleTurn = 0;
+  const toolCall = (name, args) => () => ({
+    method: 'POST',
+    path: '/mcp',
+    headers: {
+      authorization: `Bearer ${readGrants[grantTurn++ % readGrants.length]}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  // A tool result that is an error still answers HTTP 200: count those as errors too.
+  const toolErrors = { count: 0 };
+  const onToolResponse = (status, body) => {
+    if (status === 200 && (body.includes('"isError":true') || body.includes('"error":{'))) toolErrors.count += 1;
+  };
+  const nextArticle = () => smallArticleIds[articleTurn++ % smallArticleIds.length];
+  const mcpCases = [
+    ['get_article', () => get(`/api/v1/articles/${nextArticle()}`)(), () => toolCall('get_article', { article_id: nextArticle() })()],
+    ['list_articles', get(`/api/v1/sites/${small}/articles`), toolCall('list_articles', { site_id: small })],
+    ['list_backlinks', get(`/api/v1/sites/${small}/backlinks`), toolCall('list_backlinks', { site_id: small })],
+    ['get_stats', get(`/api/v1/sites/${small}/stats?period=last_month`), toolCall('get_stats', { site_id: small, period: 'last_month' })],
+    ['list_sites', get('/api/v1/sites'), toolCall('list_sites', {})],
+  ];
+  for (const [name, restNext, mcpNext] of mcpCases.filter(([name]) => chosen(name))) {
+    // As the floor rows: alternating rounds after an unmeasured warm-up, the median pair; CPU
+    // time per request of the server beside the throughput.
+    const withCpu = async (next, onResponse) => {
+      await cannon(port, { next, onResponse, duration: 1 });
+      const before = (await server.ask('cpu', 'cpuMicros')).cpuMicros;
+      const result = await cannon(port, { next, onResponse });
+      result.cpuPerRequest = ((await server.ask('cpu', 'cpuMicros')).cpuMicros - before) / result.total;
+      return result;
+    };
+    toolErrors.count = 0;
+    const rounds = [];
+    for (let round = 0; round < 3; round++) rounds.push({ rest: await withCpu(restNext), mcp: await withCpu(mcpNext, onToolResponse) });
+    rounds.sort((a, b) => a.mcp.rps / a.rest.rps - b.mcp.rps / b.rest.rps);
+    const { rest, mcp } = rounds[1];
+    const errors = rounds.reduce((sum, r) => sum + r.rest.errors + r.mcp.errors, 0) + toolErrors.count;
+    const ratio = mcp.rps / rest.rps;
+    const cpu = mcp.cpuPerRequest / rest.cpuPerRequest;
+    rows.push({
+      check: `${name}: MCP / REST (median of 3 rounds)`,
+      measured: `${fmt(mcp.rps)} / ${fmt(rest.rps)} req/s; p99 ${mcp.p99} / ${rest.p99} ms; CPU ${fmt(mcp.cpuPerRequest)} / ${fmt(rest.cpuPerRequest)} µs per request; errors ${errors}${refusalsOf(...rounds.flatMap((r) => [r.rest, r.mcp]))}${toolErrors.count ? `, ${toolErrors.count} error results` : ''}`,
+      ratio: `${fmt(ratio, 2)} (CPU ${fmt(cpu, 2)})`,
+      target: 'req/s ≥ 0.5, CPU ≤ 2',
+      ok: ratio >= 0.5 && cpu <= 2 && errors === 0,
+    });
+    console.log(`  ${rows.at(-1).check}: ${rows.at(-1).measured}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The loop stays free, and writes.
+if (only.includes('mcp')) await notePeak('mcp');
 if (only.includes('loop')) {
   // Each PATCH takes a free article, toggles its 50 markers [m{i}a] <-> [m{i}b] and gives it back.
   const patchFree = writers.flatMap((w) => w.patch.map((id) => ({ id, keys: w.keys, state: 'a' })));

@@ -104,7 +104,7 @@ export interface WindowRequest {
   length: number | undefined;
   /** Characters of JSON string content the window's text may take when no outline comes with it. */
   budget: number;
-  /** Characters of JSON the outline may take. */
+  /** Characters of JSON the outline may take; 0: no outline (the client has it already). */
   outlineBudget: number;
 }
 
@@ -114,15 +114,15 @@ export type WindowAnswer = { ok: true; window: BodyWindow; outline?: OutlineEntr
 const jsonLength = (value: unknown): number => JSON.stringify(value).length;
 
 /**
- * The window of `body` that `request` asks for: when it is not the whole body, with an outline
- * of at most `outlineBudget` characters of JSON, the room of which (`,"outline":[…]` in the
+ * The window of `body` that `request` asks for: when it is not the whole body and an outline is
+ * asked for, with an outline of at most `outlineBudget` characters of JSON, the room of which (`,"outline":[…]` in the
  * answer's meta) the window gives up. Linear in the body's length: a thread's work for a large body.
  */
 export function bodyWindow(body: string, { offset, length, budget, outlineBudget }: WindowRequest): WindowAnswer {
   const total = codePointOffset(body, body.length);
   if (offset > total) return { ok: false, total };
   const whole = windowOf(body, offset, length ?? total, budget);
-  if (whole.offset === 0 && whole.next_offset === null) return { ok: true, window: whole };
+  if ((whole.offset === 0 && whole.next_offset === null) || outlineBudget <= 0) return { ok: true, window: whole };
   const outline = boundedOutline(outlineOf(body), outlineBudget);
   const window = windowOf(body, offset, length ?? total, budget - ',"outline":'.length - jsonLength(outline));
   return { ok: true, window, outline };

@@ -92,19 +92,39 @@ async function rpcOutcome(response: Response, unknownTool: boolean): Promise<Out
   return rpcErrors[code] ?? { status: 422, error: 'validation_failed' };
 }
 
+const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
 const bearerToken = (header: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
 
 const hopByHop = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
-/** The Web Request the SDK serves; the body travels as `parsedBody`, already parsed by Fastify. */
+/** Levels of arrays and objects no JSON-RPC message of ours comes near. */
+const maxNesting = 1_000;
+
+/** Whether `value` nests arrays and objects deeper than `limit` levels (walked without recursion). */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * The Web Request the SDK serves, without a body: the body travels as `parsedBody`, already parsed
+ * by Fastify, and the SDK reads no other (writing it out again and wrapping it in a stream cost
+ * about as much as the SDK's own work on a small tool call).
+ */
 function toWebRequest(request: FastifyRequest, url: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined || hopByHop.has(name)) continue;
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
-  const body = request.method === 'POST' && request.body !== undefined ? JSON.stringify(request.body) : undefined;
-  return new Request(url, { method: request.method, headers, body, signal });
+  return new Request(url, { method: request.method, headers, signal });
 }
 
 /**
@@ -226,6 +246,7 @@ export async function mcpEndpoint(
       onAllowance: (state) => setLimitHeaders(reply, state, 'edits', 86_400),
       onInternalError: (error) => request.log.error({ err: error }, 'mcp tool failed'),
       resultMaxChars: settings.mcpResultMaxChars,
+      protocolVersion: headerValue(request.headers['mcp-protocol-version']),
     };
     const authInfo: AuthInfo = {
       token,
@@ -237,15 +258,12 @@ export async function mcpEndpoint(
     calls.set(authInfo, call);
     const abort = new AbortController();
     reply.raw.on('close', () => abort.abort());
-    let webRequest: Request;
-    try {
-      webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
-    } catch (error) {
-      // JSON.parse takes nesting that JSON.stringify cannot write back (a stack overflow): no JSON-RPC message is that deep.
-      if (error instanceof RangeError) return refuse(request, reply, new AppError('invalid_json', 'The JSON-RPC message is nested too deeply.'), actor);
-      throw error;
-    }
     const parsedBody: unknown = request.body;
+    // JSON.parse takes nesting that the SDK's own walks of a message cannot follow (a stack overflow).
+    if (nestedDeeperThan(parsedBody, maxNesting)) {
+      return refuse(request, reply, new AppError('invalid_json', 'The JSON-RPC message is nested too deeply.'), actor);
+    }
+    const webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
     const info = requestInfo(request);
     const response = (await isLegacyRequest(webRequest, parsedBody))
       ? await serveLegacy(call, webRequest, parsedBody, authInfo)

@@ -1,6 +1,6 @@
 /**
- * No tool result is larger than MCP_RESULT_MAX_CHARS characters of JSON, counting both copies
- * of a success (structuredContent and the same JSON as text) and the one text of an error.
+ * No tool result is larger than MCP_RESULT_MAX_CHARS characters of JSON, counting both forms
+ * of a success (structuredContent and its text) and the one text of an error.
  * get_article and update_article window the body themselves (operations/article-window.ts);
  * this is the check every result passes, and the cut an oversized error gets.
  */
@@ -9,11 +9,16 @@ import { AppError, type ErrorBody, validationFailed } from '../core/errors.js';
 const jsonLength = (value: unknown): number => JSON.stringify(value).length;
 
 /**
- * Throws when a success result does not fit in `chars` characters (one copy): a list page
- * names the `per_page` that would fit, anything else is refused as too large.
+ * Throws when a success result does not fit in `maxChars` characters: `structured`'s JSON
+ * (`length` characters) and `otherForm` more, a number of characters or the same JSON again. A list page names the
+ * `per_page` that would fit, anything else is refused as too large.
  */
-export function checkResultSize(structured: Record<string, unknown>, chars: number): void {
-  const length = jsonLength(structured);
+export function checkResultSize(structured: Record<string, unknown>, length: number, maxChars: number, otherForm: number | 'same'): void {
+  if (otherForm !== 'same') {
+    if (length + otherForm <= maxChars) return;
+    throw new AppError('validation_failed', `This result is ${length + otherForm} characters, more than one result may hold (${maxChars}).`);
+  }
+  const chars = Math.floor(maxChars / 2);
   if (length <= chars) return;
   const { data } = structured;
   if (Array.isArray(data)) {

@@ -1,21 +1,24 @@
-import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import { storageFailureOf } from '../db/failures.js';
 import { DatabaseUnavailable } from '../db/unavailable.js';
+import { windowTextOf } from '../operations/article-window.js';
 import { runTool } from '../operations/run.js';
 import type { ToolDefinition } from '../operations/types.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import type { LimitState } from '../services/limits.js';
+import { legacyListingOf, listingOf } from './listing.js';
 import { boundedError, checkResultSize } from './result-bound.js';
 
 const instructions =
   'Anchorage keeps the search-optimised articles and acquired backlinks of the signed-in account’s websites. ' +
   'Start with list_sites to learn the site ids; list_articles, list_backlinks and get_stats take a site_id, get_article an article_id. ' +
   'Article bodies contain protected links (data-service-protected) that every edit must keep exactly. ' +
-  'get_article returns a large body in windows (body_offset, next_offset, an outline of its sections); edit a part with update_article replacements rather than resending the body. ' +
+  'get_article returns a large body in windows (body_offset, next_offset; the first brings an outline of its sections); edit a part with update_article replacements rather than resending the body. ' +
   'Errors come back as results with isError and a JSON body whose `error` names the problem; an argument a tool does not take is refused (validation_failed names it). ' +
+  'Every call counts against 60 a minute per connection: rate_limited says in how many seconds to retry. ' +
   'A read-only connection is offered the reading tools only.';
 
 /** What every tool call of one HTTP request shares, for its activity record. */
@@ -29,37 +32,38 @@ export interface McpCall {
   /** A write's daily edit allowance afterwards, for the response headers as over REST. */
   onAllowance(state: LimitState): void;
   onInternalError(error: unknown): void;
-  /** MCP_RESULT_MAX_CHARS: no result is larger (both copies of a success counted). */
+  /** MCP_RESULT_MAX_CHARS: no result is larger (structuredContent's JSON and the text counted together). */
   resultMaxChars: number;
+  /**
+   * The request's MCP-Protocol-Version. Without it the client speaks 2025-03-26 (the transport
+   * specification says so), which knows no structuredContent: it gets the JSON as text alone.
+   */
+  protocolVersion: string | undefined;
   /** Set once a tool call of this request is in the activity log: the endpoint then logs nothing more. */
   logged?: boolean;
 }
 
-/** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
-  const json: Record<string, unknown> = z.toJSONSchema(schema, { target: 'draft-2020-12', io });
-  return { ...json, type: 'object' };
-}
-
-/** What tools/list says of a tool: computed once, the declarations never change. */
-const listings = new Map<ToolDefinition, Tool>();
-function listingOf(tool: ToolDefinition): Tool {
-  let listing = listings.get(tool);
-  if (!listing) {
-    listing = {
-      name: tool.name,
-      title: tool.title,
-      description: tool.description,
-      inputSchema: jsonSchemaOf(tool.input, 'input'),
-      outputSchema: jsonSchemaOf(tool.output, 'output'),
-      annotations: { title: tool.title, ...tool.annotations },
-    };
-    listings.set(tool, listing);
-  }
-  return listing;
-}
-
 const textOf = (body: unknown): CallToolResult['content'] => [{ type: 'text', text: JSON.stringify(body) }];
+
+/** Protocol versions before structuredContent (2025-06-18), and a request that names none. */
+const beforeStructuredContent = (version: string | undefined) => version === undefined || version === '2025-03-26';
+
+/**
+ * A success in the forms the client reads: structuredContent (checked against the outputSchema)
+ * with the same JSON as text; for a window of a body, a text that names where the window and the
+ * outline are rather than repeating them; for a client before structuredContent, the text alone.
+ */
+function successOf(structured: Record<string, unknown>, call: McpCall): CallToolResult {
+  const json = JSON.stringify(structured);
+  const windowText = windowTextOf(structured);
+  if (beforeStructuredContent(call.protocolVersion)) {
+    // The JSON once, as text: a window fits as it is; a list page is held to the same bound as for others.
+    checkResultSize(structured, json.length, call.resultMaxChars, windowText === null ? 'same' : 0);
+    return { content: [{ type: 'text', text: json }] };
+  }
+  checkResultSize(structured, json.length, call.resultMaxChars, windowText === null ? 'same' : windowText.length);
+  return { structuredContent: structured, content: [{ type: 'text', text: windowText ?? json }] };
+}
 
 /** Runs one tool call through the operation pipeline and logs it, as REST does for a request. */
 async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Promise<CallToolResult> {
@@ -76,13 +80,11 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
   let outcome: { status: number; error: string | null };
   try {
     if (call.refusal) throw call.refusal;
-    const resultChars = Math.floor(call.resultMaxChars / 2);
+    const resultChars = call.resultMaxChars;
     const { body, allowance } = await runTool(tool, args, { actor, services: call.services, preconditions: {}, resultChars });
     if (allowance) call.onAllowance(allowance);
     // The REST twin serialises through the output schema; so do we, field for field.
-    const structured = z.encode(tool.output, body) as Record<string, unknown>;
-    checkResultSize(structured, resultChars);
-    result = { structuredContent: structured, content: textOf(structured) };
+    result = successOf(z.encode(tool.output, body) as Record<string, unknown>, call);
     outcome = { status: 200, error: null };
   } catch (error) {
     if (!(error instanceof AppError) && !(error instanceof DatabaseUnavailable)) call.onInternalError(error);
@@ -110,7 +112,9 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
 export function buildMcpServer(call: McpCall): Server {
   const server = new Server({ name: 'anchorage', title: 'Anchorage', version: '1.0.0' }, { capabilities: { tools: {} }, instructions });
   const offered = call.tools.filter((tool) => call.actor.scopes.includes(tool.scope));
-  server.setRequestHandler('tools/list', () => ({ tools: offered.map(listingOf) }));
+  // A client before structuredContent knows no outputSchema or top-level title either (2025-03-26).
+  const listing = beforeStructuredContent(call.protocolVersion) ? legacyListingOf : listingOf;
+  server.setRequestHandler('tools/list', () => ({ tools: offered.map(listing) }));
   server.setRequestHandler('tools/call', (request) => {
     const tool = call.tools.find((t) => t.name === request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);

@@ -26,7 +26,7 @@ const filterText = z
   .refine((value) => !holdsNul(value), nulRefused)
   .optional();
 
-const pagingNote = 'Paginated: page (default 1) and per_page (default 25, at most 100); meta.total and meta.last_page tell how many there are.';
+const pagingNote = 'Paged (meta.last_page); a page too large for one result: validation_failed names a per_page that fits.';
 
 export const listSites = defineOperation({
   name: 'listSites',
@@ -37,7 +37,7 @@ export const listSites = defineOperation({
   tool: {
     name: 'list_sites',
     title: 'List websites',
-    description: `Lists the websites of the signed-in account (id, name, website_url, language, country, geographic_scope, industry), ordered by id. Use a site's id with list_articles, list_backlinks and get_stats. ${pagingNote}`,
+    description: `The account's websites, by id; a site's id goes to list_articles, list_backlinks and get_stats. ${pagingNote}`,
     annotations: readOnly,
     // A connection sees its own account only, even for staff: the staff filters are not offered.
     restOnly: ['account', 'website'],
@@ -62,7 +62,7 @@ export const listArticles = defineOperation({
   tool: {
     name: 'list_articles',
     title: 'List articles of a website',
-    description: `Lists a website's articles (title, url, status, published_at, target_keyword, word_count, featured_image_url), newest first, without bodies; use get_article for the HTML. Optional filters: from/to (YYYY-MM-DD, inclusive, on published_at; drafts have none and are left out) and status (draft, scheduled, published, archived). ${pagingNote} A site that is not on the account gives not_found.`,
+    description: `A website's articles, newest first, without bodies (get_article reads one). Filters: from/to (YYYY-MM-DD, inclusive, on published_at; no drafts) and status. ${pagingNote} A site not on the account: not_found.`,
     annotations: readOnly,
   },
   input: z.object({
@@ -84,7 +84,7 @@ export const getArticleToolPart = {
   name: 'get_article',
   title: 'Read an article',
   description:
-    'Returns one article: meta_description, protected_links (the backlinks and internal links the service inserted, marked data-service-protected in the body; every edit must keep each of them exactly, href, text and attributes, or it is refused) and its HTML body, in windows: a large body does not fit in one result. data.body holds the window from meta.body_offset, meta.body_length characters long, of meta.body_total_length; when meta.next_offset is not null, call again with body_offset=next_offset for the next window, and so on. When the body is not all there, meta.outline lists its headings with offset and length of each section: call with body_offset=offset and body_length=length to read one section. Offsets count characters (Unicode code points) of the stored body, and each window is its exact text. To change a part, do not resend the body: use update_article with replacements, copying find from a window exactly (it must match the body once). Unknown ids and articles of other accounts give not_found.',
+    'One article: its fields, protected_links (marked data-service-protected in the body; edits must keep them exactly) and its HTML body in windows. data.body is the window from meta.body_offset (meta.body_length of meta.body_total_length characters); while meta.next_offset is not null, call again with body_offset=next_offset. The first window of a long body brings meta.outline (headings with the offset and length of each section, to pass as body_offset and body_length) and the protected links; outline: true asks again. Offsets count code points; a window is the stored text exactly: copy the finds of update_article replacements from it. Errors: not_found, validation_failed (body_offset past the end; the message gives the length).',
   annotations: readOnly,
 };
 
@@ -114,7 +114,7 @@ export const listBacklinks = defineOperation({
   tool: {
     name: 'list_backlinks',
     title: 'List backlinks of a website',
-    description: `Lists the backlinks acquired for a website (acquired_at, source_domain, source_url, target_url, anchor_text, anchor_type, status pending/live/lost, category industry/local), newest first. Optional filters, combined: from/to (YYYY-MM-DD, inclusive, on acquired_at), status (pending, live or lost) and category (industry or local). ${pagingNote} Backlinks are read-only.`,
+    description: `A website's acquired backlinks, newest first; read-only. Filters, combined: from/to (YYYY-MM-DD, inclusive, on acquired_at), status (pending, live or lost) and category (industry or local). ${pagingNote} A site not on the account: not_found.`,
     annotations: readOnly,
   },
   input: z.object({
@@ -142,7 +142,7 @@ export const getStats = defineOperation({
     name: 'get_stats',
     title: 'Monthly report numbers',
     description:
-      'Counts for a website in a period, for monthly reporting: articles_published (status published, published_at in range) and backlinks_acquired with backlinks_industry and backlinks_local. Give period (this_month, last_month, last_30_days, YYYY-MM, YYYY-MM-DD) or both from and to (YYYY-MM-DD, inclusive), never both; nothing means this_month. Dates are UTC. Invalid combinations give validation_failed.',
+      'A website\'s counts for a period (monthly reports): articles published, backlinks acquired, industry and local. Give period or from and to (YYYY-MM-DD, inclusive), not both; neither: this_month. UTC days. Errors: validation_failed (names the fields), not_found.',
     annotations: readOnly,
   },
   input: z.object({

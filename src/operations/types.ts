@@ -12,7 +12,7 @@ export interface OperationContext {
   preconditions: { ifMatch?: string; idempotencyKey?: string };
   /** A file uploaded as multipart/form-data (the featured image). */
   upload?: Buffer;
-  /** MCP: characters of JSON one copy of the result may take (half of MCP_RESULT_MAX_CHARS). */
+  /** MCP: characters the whole result may take, structuredContent's JSON and its text (MCP_RESULT_MAX_CHARS). */
   resultChars?: number;
 }
 

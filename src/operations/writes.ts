@@ -17,25 +17,25 @@ const text = (max: number, description: string) =>
     .describe(description)
     .meta({ maxLength: max });
 
-const title = text(ARTICLE_TEXT_LIMITS.title, `New title, at most ${ARTICLE_TEXT_LIMITS.title} characters; not empty or only white space.`)
+const title = text(ARTICLE_TEXT_LIMITS.title, 'New title; not blank.')
   .refine((value) => !isBlankTitle(value), blankTitle)
   .meta({ minLength: 1, pattern: '\\S' });
-export const reason = text(ARTICLE_TEXT_LIMITS.reason, `Why the change is made, kept with the revision; at most ${ARTICLE_TEXT_LIMITS.reason} characters.`);
-const metaDescription = text(ARTICLE_TEXT_LIMITS.meta_description, `New meta description, at most ${ARTICLE_TEXT_LIMITS.meta_description} characters.`);
+export const reason = text(ARTICLE_TEXT_LIMITS.reason, 'Why the change is made, kept with the revision.');
+const metaDescription = text(ARTICLE_TEXT_LIMITS.meta_description, 'New meta description.');
 
 // Strict, like every write body: a key the item does not take is refused, not ignored.
 const replacement = z
   .strictObject({
-    find: z.string().min(1).describe('Exact text to find in the body as GET returns it (case-sensitive).'),
+    find: z.string().min(1).describe('Exact text of the body as GET returns it (case-sensitive).'),
     replace: z.string().optional().describe('Replacement text; defaults to "".'),
-    all: z.boolean().optional().describe('Replace every occurrence (at least one) instead of exactly one.'),
+    all: z.boolean().optional().describe('Every occurrence (at least one), not exactly one.'),
   })
   .meta({ id: 'Replacement', example: { find: 'twice a year', replace: 'every six months' } });
 
 const replacements = z
   .array(replacement)
   .max(50)
-  .describe('Applied in order; each find must match exactly once unless all is true. Any failure saves nothing. At most 50.');
+  .describe('Applied in order; any failure saves nothing.');
 
 const dryRun = z
   .enum(['true', 'false'])
@@ -161,7 +161,7 @@ const acceptedEdits =
 export const updateArticleTool = withBodyWindow(defineTool({
   name: 'update_article',
   title: 'Edit an article',
-  description: `Edits one article. Either send body (the complete new HTML, optionally with title) to replace the whole body, or send any of title, meta_description and replacements for small edits — not body together with meta_description or replacements. Prefer replacements for small changes: read the article with get_article first; each find must match the body exactly once (or at least once with all: true), else replacement_failed lists every failing item (failures) with its match count and nothing is saved: for no match, near_match gives the nearest passage of the body (the same text but for case, white space or entity spelling when equivalent is true, else the most similar one) with its offset and exact text, to send as find instead; for several matches, occurrences gives the first five with the text before and after each, to lengthen find until it is unique. The result carries the first window of the new body, as get_article does (meta.body_total_length, meta.next_offset). ${rules} dry_run: true checks everything and returns the would-be article without saving. Errors: not_found, insufficient_scope (read-only connection), validation_failed (see fields), protected_links_violation, replacement_failed, rate_limited, edit_limit_exceeded.`,
+  description: `Edits an article: body (the complete new HTML, with title if wanted) replaces it all; or any of title, meta_description and replacements (not with body). Prefer replacements, finds copied from a get_article window: each must match exactly once (all: true: at least once), else replacement_failed lists the failing items and nothing is saved: near_match gives the nearest passage's exact text, to send as find; occurrences show the text around several matches, to lengthen find. The HTML is sanitised (meta.sanitized). Each protected link (data-service-protected) must stay as it is, else protected_links_violation lists them. The result holds the new body's first window. 200 edits a day per account (edit_limit_exceeded). Also: not_found, insufficient_scope (read-only), validation_failed (fields names the arguments).`,
   annotations: write,
   input: z.strictObject({
     article_id: articleId,
@@ -170,7 +170,7 @@ export const updateArticleTool = withBodyWindow(defineTool({
     meta_description: metaDescription.optional(),
     replacements: replacements.optional(),
     reason: reason.optional(),
-    dry_run: z.boolean().optional().describe('Check everything and return the would-be article without saving.'),
+    dry_run: z.boolean().optional().describe('Check everything, save nothing: the would-be article.'),
   }),
   output: writeOutput,
   scope: 'write',
@@ -194,14 +194,14 @@ export const replaceFeaturedImageTool = defineTool({
   name: 'replace_featured_image',
   title: 'Replace the featured image',
   description:
-    'Sets an article’s featured image, creating a revision. Send either url (an absolute http/https image URL, stored and never fetched) or image_base64 with filename (a JPEG, PNG, WebP, GIF or AVIF image, recognised by its content, at most 10 MiB and 40 megapixels; it is stored and served by the service). Errors: not_found, insufficient_scope, validation_failed, unsupported_image, image_too_large (limit in bytes, or in pixels when the pixel count is over), rate_limited, edit_limit_exceeded.',
+    'Sets an article’s featured image (a revision): url (http(s), stored, never fetched) or image_base64 with filename (JPEG, PNG, WebP, GIF or AVIF, at most 10 MiB and 40 megapixels). Errors: not_found, insufficient_scope, validation_failed, unsupported_image, image_too_large (names the limit), edit_limit_exceeded.',
   // Sending the same image again changes nothing: uploads are stored under their content hash.
   annotations: { ...write, idempotentHint: true },
   input: z.strictObject({
     article_id: articleId,
     url: imageUrl.optional(),
     image_base64: z.base64().optional().describe('The image file, base64-encoded.'),
-    filename: z.string().optional().describe('The image file name (informative; the type is read from the content).'),
+    filename: z.string().optional().describe('Its file name (the type is read from the content).'),
     reason: reason.optional(),
   }),
   output: single(articleSchema),

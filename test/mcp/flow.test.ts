@@ -4,6 +4,7 @@ import { tools } from '../../src/operations/index.js';
 import { apiGet, seedSites, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { connectWithOAuth, modes, type TestOAuthProvider } from './oauth-client.js';
+import { expectTextForm } from './result-forms.js';
 
 const protectedLink = '<a href="https://partner.example/dentists" data-service-protected="backlink">family dentist</a>';
 
@@ -40,12 +41,11 @@ const siteFixtures = [
 /** get_article's meta for a body that fits in one window. */
 const wholeBodyMeta = (body: string) => ({ body_offset: 0, body_length: [...body].length, body_total_length: [...body].length, next_offset: null });
 
-/** The structured result of a successful call, checked to equal its text content. */
+/** The structured result of a successful call, checked against its text content. */
 async function structured(client: Client, name: string, args: Record<string, unknown>): Promise<unknown> {
   const result = await client.callTool({ name, arguments: args });
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-  const content = result.content as { type: string; text: string }[];
-  expect(JSON.parse(content[0]!.text)).toEqual(result.structuredContent);
+  expectTextForm(result);
   return result.structuredContent;
 }
 

@@ -435,6 +435,32 @@ describe('the MCP endpoint over HTTP', () => {
   });
 });
 
+describe('a 2025-03-26 client (no structuredContent in its protocol)', () => {
+  it('lists no output schemas and gets every result as JSON text alone, a body window included', async () => {
+    const grant = await manualGrant(base, customer.email);
+    const token = grant.tokens.access_token as string;
+    const era = { 'mcp-protocol-version': '2025-03-26' };
+    const init = await rawMcp(base, token, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect(((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-03-26');
+    const listed = (await (await rawMcp(base, token, undefined, era)).json()) as { result: { tools: Record<string, unknown>[] } };
+    for (const tool of listed.result.tools) {
+      expect(tool.outputSchema, tool.name as string).toBeUndefined();
+      expect(tool.annotations, tool.name as string).toMatchObject({ title: expect.any(String) });
+    }
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_article', arguments: { article_id: site.articleIds[0] } } };
+    const { result } = (await (await rawMcp(base, token, call, era)).json()) as { result: { structuredContent?: unknown; content: { text: string }[] } };
+    expect(result.structuredContent).toBeUndefined();
+    const body = JSON.parse(result.content[0]!.text) as { data: { body: string } };
+    expect(body.data.body.length).toBeGreaterThan(0);
+    expect(body.data.body).not.toContain('structuredContent');
+  });
+});
+
 describe('connected apps page', () => {
   it('lists the user’s connections and revokes one; its token is refused at once', async () => {
     const jar = new CookieJar();
