@@ -3,8 +3,8 @@
  * The list is read by a model at the start of every conversation, so it says what a model needs
  * and no more: inputs keep their descriptions and rules (the model fills them in) but not their
  * examples, the storage's integer bounds (2^53 − 1, a 32-bit id) or a `$schema` (2020-12 is MCP's default); outputs
- * name their fields (the tool's description tells what they mean). Computed once per tool: the
- * declarations never change.
+ * name their members, `data` and `meta` (the tool's description tells what they hold; the REST
+ * answer's fields are in the OpenAPI document). Computed once per tool: the declarations never change.
  */
 import type { Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -41,9 +41,9 @@ function compact(schema: Schema): Schema {
 }
 
 /**
- * An output schema's outline: the root's members (data, meta) and their fields (an array's items'
- * fields), each field's own schema left open. Named schemas are inlined. Enough for a model to
- * know the fields (its description says what they mean) and for a client to check the result.
+ * An output schema's outline to `levels` levels: the root's members (data, meta), each member's own
+ * schema left open. Named schemas are inlined. Enough for a client to check the result; with the
+ * fields of nine tools the list passed its 12,000 characters.
  */
 function outlineOf(schema: Schema, defs: Record<string, unknown>, levels: number): Schema {
   const ref = typeof schema.$ref === 'string' ? defs[schema.$ref.replace('#/$defs/', '')] : undefined;
@@ -58,7 +58,7 @@ function outlineOf(schema: Schema, defs: Record<string, unknown>, levels: number
 /** A tool schema as JSON Schema; a named schema is a root `$ref`, which MCP wants typed as the object it is. */
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Tool['inputSchema'] {
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io });
-  if (io === 'output') return { ...outlineOf(json, isSchema(json.$defs) ? json.$defs : {}, 2), type: 'object' };
+  if (io === 'output') return { ...outlineOf(json, isSchema(json.$defs) ? json.$defs : {}, 1), type: 'object' };
   return { ...compact(json as Schema), type: 'object' };
 }
 

@@ -38,10 +38,10 @@ const perPageRange = 'Must be from 1 to 100.';
 
 export const pageParams = {
   page: integerParam(z.int(integerWords({ below: 'Must be 1 or more: pages are numbered from 1.' })).min(1).default(1))
-    .describe('Page number, from 1.')
+    .describe('Page, from 1.')
     .meta({ example: 1 }),
   per_page: integerParam(z.int(integerWords({ below: perPageRange, above: perPageRange })).min(1).max(100).default(25))
-    .describe('Items per page, 1 to 100.')
+    .describe('Items per page.')
     .meta({ example: 25 }),
 };
 

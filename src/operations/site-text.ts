@@ -123,7 +123,7 @@ export const replaceInSite = defineOperation({
   tool: {
     name: 'replace_in_site',
     title: 'Replace text across a website',
-    description: `Replaces find by replace in every article body of a site (titles untouched; case-insensitive unless match_case), all or nothing, a revision per changed article, each one of the 200 edits a day. Try dry_run: true first. protected_links_violation lists the articles: leave them out with article_ids. Too many articles (over ${MAX_REPLACE_ARTICLES}, or an answer too large): validation_failed says how many article_ids to send at a time.`,
+    description: `Replaces find by replace in every article body of a site (not titles; case-insensitive unless match_case), all or nothing: a revision and one of the 200 daily edits per changed article. Try dry_run: true first. protected_links_violation lists the articles: leave them out with article_ids. Over ${MAX_REPLACE_ARTICLES} articles, or an answer too large: validation_failed says how many article_ids to send at a time.`,
     annotations: write,
   },
   input: z.object({
@@ -147,7 +147,8 @@ export const replaceInSite = defineOperation({
     const result = await ctx.services.siteReplace.replace(ctx.actor, site_id, { ...input, match_case: input.match_case ?? false }, {
       dryRun: dry,
       idempotencyKey: ctx.preconditions.idempotencyKey,
-      answerChars: ctx.resultChars,
+      // An MCP result carries this JSON twice (structuredContent and its text), both within the bound.
+      answerChars: ctx.resultChars === undefined ? undefined : Math.floor(ctx.resultChars / 2),
     });
     return { body: { data: result.data, meta: result.meta }, allowance: result.allowance };
   },
