@@ -1,22 +1,14 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportMailJob } from '../../src/services/report-mail.js';
 import { loadMonthlyReport } from '../../src/web/report-data.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { type Inbox, startInbox } from '../helpers/smtp.js';
 import { csrfOf, InjectBrowser } from '../web/browser.js';
-
-interface Received {
-  to: string[];
-  raw: string;
-}
 
 describe('monthly report e-mail', () => {
   let h: Harness;
-  let smtp: SMTPServer;
-  let smtpUrl: string;
-  const inbox: Received[] = [];
+  let smtp: Inbox;
   let siteId: number;
   let browser: InjectBrowser;
   let aliceEmail: string;
@@ -25,26 +17,13 @@ describe('monthly report e-mail', () => {
     new ReportMailJob(
       h.services.db,
       h.clock,
-      { smtpUrl, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl },
+      { smtpUrl: smtp.url, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl },
       (actor, site, month) => loadMonthlyReport(h.services, actor, site, month),
       (accountId, report) => h.services.htmlPool.renderReportPdf(accountId, report),
     );
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => {
-          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+    smtp = await startInbox();
     h = await startHarness({ clock: new TestClock(new Date('2026-11-20T12:00:00Z')) });
     const alice = await createCustomer(h.services);
     aliceEmail = alice.email;
@@ -66,7 +45,7 @@ describe('monthly report e-mail', () => {
 
   afterAll(async () => {
     await h?.close();
-    await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+    await smtp?.close();
   });
 
   /** A fresh sign-in: the test clock moves past a session's life. */
@@ -105,8 +84,8 @@ describe('monthly report e-mail', () => {
     h.clock.set('2026-12-01T00:30:00Z');
     await subscribe('late@example.com'); // subscribed in December: gets December's report, not November's
     expect(await job().runOnce()).toBe(2);
-    expect(inbox.map((m) => m.to[0]).sort()).toEqual(['boss@example.com', 'client@example.com']);
-    const mail = inbox.find((m) => m.to[0] === 'client@example.com')!.raw;
+    expect(smtp.messages.map((m) => m.to[0]).sort()).toEqual(['boss@example.com', 'client@example.com']);
+    const mail = smtp.messages.find((m) => m.to[0] === 'client@example.com')!.raw;
     expect(mail).toContain('Subject: Mail Bakery: monthly report for November 2026');
     expect(mail).toContain('Articles published: 2 (+1, +100%)');
     expect(mail).toContain('Industry backlinks: 1 (+1)');
@@ -119,7 +98,7 @@ describe('monthly report e-mail', () => {
     // A second run, a restarted node and two nodes at once send nothing more.
     expect(await job().runOnce()).toBe(0);
     expect((await Promise.all([job().runOnce(), job().runOnce()])).reduce((a, b) => a + b, 0)).toBe(0);
-    expect(inbox).toHaveLength(2);
+    expect(smtp.messages).toHaveLength(2);
 
     const path = new URL(unsubscribeUrl).pathname;
     const confirm = await h.app.inject({ method: 'GET', url: path });
@@ -136,7 +115,7 @@ describe('monthly report e-mail', () => {
     h.clock.set('2027-01-01T03:00:00Z');
     const [a, b] = await Promise.all([job().runOnce(), job().runOnce()]);
     expect(a + b).toBe(2);
-    const january = inbox.slice(2);
+    const january = smtp.messages.slice(2);
     expect(january.map((m) => m.to[0]).sort()).toEqual(['boss@example.com', 'late@example.com']);
     expect(january[0]!.raw).toContain('monthly report for December 2026');
   });
@@ -154,9 +133,9 @@ describe('monthly report e-mail', () => {
     expect((await browser.post(`/app/sites/${imported}/subscriptions`, { _csrf: csrfOf(form.body), address: 'evil-report@example.com' })).statusCode).toBe(303);
 
     h.clock.set('2027-02-01T01:00:00Z');
-    const before = inbox.length;
+    const before = smtp.messages.length;
     await job().runOnce();
-    const sent = inbox.slice(before);
+    const sent = smtp.messages.slice(before);
     expect(sent.flatMap((m) => m.to)).not.toContain('v@x.test');
     const mail = sent.find((m) => m.to[0] === 'evil-report@example.com')!.raw;
     expect(mail).toContain('Subject: Evil Bcc: v@x.test: monthly report for January 2027');

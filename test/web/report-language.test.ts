@@ -1,9 +1,7 @@
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportLocale, reportLanguages } from '../../src/core/i18n/locale.js';
 import { en } from '../../src/core/i18n/messages.js';
@@ -12,6 +10,7 @@ import { ReportMailJob } from '../../src/services/report-mail.js';
 import { loadMonthlyReport } from '../../src/web/report-data.js';
 import { type BacklinkFixture, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { type Inbox, startInbox } from '../helpers/smtp.js';
 import { csrfOf, decodeEntities, InjectBrowser } from './browser.js';
 
 const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts/');
@@ -304,29 +303,16 @@ const qp = (text: string): string => Buffer.from(text.replace(/=([0-9A-F]{2})/gi
 
 describe('the monthly e-mail in the language of the site', () => {
   let h: Harness;
-  let smtp: SMTPServer;
-  const inbox: string[] = [];
+  let smtp: Inbox;
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, _session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => {
-          inbox.push(Buffer.concat(chunks).toString('utf8'));
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    smtp = await startInbox();
     h = await startHarness({ clock: new TestClock(new Date('2026-11-20T12:00:00Z')) });
   });
 
   afterAll(async () => {
     await h?.close();
-    await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+    await smtp?.close();
   });
 
   it('sends a German site’s report in German, with German numbers', async () => {
@@ -347,12 +333,12 @@ describe('the monthly e-mail in the language of the site', () => {
     const job = new ReportMailJob(
       h.services.db,
       h.clock,
-      { smtpUrl: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl },
+      { smtpUrl: smtp.url, from: 'Anchorage <reports@anchorage.test>', publicUrl: h.settings.publicUrl },
       (actor, row, month) => loadMonthlyReport(h.services, actor, row, month),
       (accountId, report) => h.services.htmlPool.renderReportPdf(accountId, report),
     );
     expect(await job.runOnce()).toBe(1);
-    const mail = readMail(inbox[0]!);
+    const mail = readMail(smtp.messages[0]!.raw);
     expect(mail.subject).toBe('Bäckerei Müller: Monatsbericht für November 2026');
     expect(mail.headers).toContain('Content-Language: de');
     const text = plain(mail.text);

@@ -1,9 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import type { Actor } from '../../src/services/actor.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { type Inbox, startInbox } from '../helpers/smtp.js';
 import { issueMcpToken } from '../fuzz/hostile.js';
 import { csrfOf, decodeEntities, InjectBrowser } from './browser.js';
 
@@ -238,29 +237,16 @@ describe('staff onboarding through the UI', () => {
 
 describe('a fresh database', () => {
   let h: Harness;
-  let smtp: SMTPServer;
-  const inbox: { to: string[]; raw: string }[] = [];
+  let smtp: Inbox;
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => {
-          inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    h = await startHarness({ env: { SMTP_URL: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`, REPORT_MAIL_FROM: 'Anchorage <hello@anchorage.test>' } });
+    smtp = await startInbox();
+    h = await startHarness({ env: { SMTP_URL: smtp.url, REPORT_MAIL_FROM: 'Anchorage <hello@anchorage.test>' } });
   });
 
   afterAll(async () => {
     await h?.close();
-    await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+    await smtp?.close();
   });
 
   it('the sign-in page says how to create the first staff user, until there is one', async () => {
@@ -281,9 +267,9 @@ describe('a fresh database', () => {
     const page = await browser.get(created.headers.location as string);
     const link = linkOn(page.body)!;
     expect(decodeEntities(page.body).replace(/<[^>]+>/g, '')).toContain('The link was also sent to mailed@example.test');
-    expect(inbox).toHaveLength(1);
-    expect(inbox[0]!.to).toEqual(['mailed@example.test']);
-    expect(inbox[0]!.raw).toContain('From: Anchorage <hello@anchorage.test>');
-    expect(inbox[0]!.raw.replace(/=\r\n/g, '')).toContain(link);
+    expect(smtp.messages).toHaveLength(1);
+    expect(smtp.messages[0]!.to).toEqual(['mailed@example.test']);
+    expect(smtp.messages[0]!.raw).toContain('From: Anchorage <hello@anchorage.test>');
+    expect(smtp.messages[0]!.raw.replace(/=\r\n/g, '')).toContain(link);
   });
 });
