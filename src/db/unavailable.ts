@@ -9,8 +9,11 @@ const endedConnectionStates = new Set(['57P01', '57P02', '57P03', '57P05', '5330
 /** Node's errors of a socket that failed or could not connect. */
 const socketFailures = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
-/** pg's own errors (no code) of a connection that ended or could not be opened in time. */
-const driverFailure = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+/**
+ * pg's own errors (no code) of a connection that ended or could not be opened in time; a
+ * transaction's ROLLBACK on a connection that ended meanwhile fails with "Client was closed".
+ */
+const driverFailure = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect)/;
 
 /** Whether `error` is the failure of the connection itself rather than of the statement it ran. */
 function isConnectionFailure(error: unknown): boolean {
