@@ -11,9 +11,10 @@ const socketFailures = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOU
 
 /**
  * pg's own errors (no code) of a connection that ended or could not be opened in time; a
- * transaction's ROLLBACK on a connection that ended meanwhile fails with "Client was closed".
+ * transaction's ROLLBACK on a connection that ended meanwhile fails with "Client was closed", and
+ * Kysely then refuses the connection it discarded.
  */
-const driverFailure = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect)/;
+const driverFailure = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Postgres connection has been discarded|timeout exceeded when trying to connect)/;
 
 /** Whether `error` is the failure of the connection itself rather than of the statement it ran. */
 function isConnectionFailure(error: unknown): boolean {

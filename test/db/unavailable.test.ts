@@ -7,6 +7,7 @@ describe('connectionFailureOf', () => {
     ['Connection terminated due to connection timeout'],
     ['Client has encountered a connection error and is not queryable'],
     ['Client was closed and is not queryable'],
+    ['Postgres connection has been discarded'],
     ['timeout exceeded when trying to connect'],
   ])('answers pg\'s "%s" as the database being unavailable (503)', (message) => {
     const failure = connectionFailureOf(new Error(message));
