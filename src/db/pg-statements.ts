@@ -57,7 +57,9 @@ export function namedStatements(pool: pg.Pool): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrapped = (client: pg.PoolClient): PostgresPoolClient => ({
     query: ((text: string, values: readonly unknown[]) => run(client, text, [...values])) as unknown as PostgresPoolClient['query'],
-    release: () => client.release(),
+    // Kysely releases with `true` a connection it discarded (a failed ROLLBACK): pg then drops the
+    // client instead of handing it out again.
+    release: (destroy?: boolean) => client.release(destroy),
   });
   return {
     connect: async () => {
