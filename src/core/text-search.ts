@@ -185,10 +185,11 @@ export const matchCounts = (articles: readonly ArticleText[], query: string, mat
   articles.map(({ title, body }) => occurrences(title ?? '', query, matchCase).length + occurrences(body, query, matchCase).length);
 
 /**
- * Trigrams a case-insensitive lookup of `query` needs, spread over it: each as the strings that
- * fold to it (its case variants). A text holding `query` folded holds one variant of each.
+ * Trigrams a lookup of `query` needs, spread over it: each as the strings that fold to it (its
+ * case variants), or as itself when the case must match. A text holding `query` (folded, unless
+ * `matchCase`) holds one variant of each.
  */
-export function trigramVariants(query: string, most = 6): string[][] {
+export function trigramVariants(query: string, matchCase = false, most = 6): string[][] {
   const chars = [...query];
   const starts: number[] = [];
   for (let at = 0; at + 3 <= chars.length && starts.length < most - 1; at += 3) starts.push(at);
@@ -197,7 +198,7 @@ export function trigramVariants(query: string, most = 6): string[][] {
   return starts.map((start) => {
     let variants = [''];
     for (const char of chars.slice(start, start + 3)) {
-      const next = caseVariants(char);
+      const next = matchCase ? [char] : caseVariants(char);
       variants = variants.flatMap((prefix) => next.map((variant) => prefix + variant));
     }
     return variants;

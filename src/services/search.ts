@@ -34,7 +34,7 @@ export interface Candidate {
  */
 const batchBytes = 1_000_000;
 
-/** `text` as an FTS5 phrase. */
+/** `text` as an FTS5 string (a trigram). */
 const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
 
 /** `text` as a LIKE pattern that finds it anywhere (`\` escapes). */
@@ -157,7 +157,9 @@ export class SearchService {
       const rows = await this.db.selectFrom('articles').select(['id', 'published_at', bytes.as('bytes')]).where('site_id', '=', siteId).where(holds).execute();
       return rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
     }
-    const trigrams = matchCase ? [[query]] : trigramVariants(query);
+    // The index holds no positions: an article holding each of the query's trigrams (in one of
+    // its case variants, unless the case must match) is a candidate.
+    const trigrams = trigramVariants(query, matchCase);
     const match = trigrams.map((variants) => `(${variants.map(phrase).join(' OR ')})`).join(' AND ');
     // CROSS JOIN keeps the index the outer loop: SQLite otherwise may walk the site's articles
     // and evaluate the whole MATCH again for each of them.
