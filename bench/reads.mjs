@@ -7,7 +7,8 @@
 //   3. the loop stays free: GET /healthz and a small read answer within 100 ms (p99), and no
 //      request holds the event loop over ~50 ms, while 5 MB PUTs, 50-replacement PATCHes,
 //      1M-row reads, dry-run PATCHes that multiply a 5 KB body to 4.5 MB and MCP windows of a
-//      4.9 MB body run, and `anchorage import` imports a file again and again; PATCH alone
+//      4.9 MB body run, dry-run site-wide replaces search the big site, and `anchorage import`
+//      imports a file again and again; PATCH alone
 //      reaches 100/s;
 //   4. the server's peak RSS stays under 400 MB;
 //   5. a tool call of each reading tool over MCP (POST /mcp, tools/call) against the same read over
@@ -659,6 +660,19 @@ if (only.includes('loop')) {
         };
       },
     });
+  // A site-wide replace, dry run: search every article of the big site and rewrite the five
+  // that hold the word.
+  const replaceLoad = (conns, duration) =>
+    cannon(port, {
+      conns,
+      duration,
+      next: () => ({
+        method: 'POST',
+        path: `/api/v1/sites/${big}/replace?dry_run=true`,
+        headers: { authorization: `Bearer ${readKey()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ find: 'zebra', replace: 'okapi' }),
+      }),
+    });
   let windowTurn = 0;
   let windowErrors = 0;
   const windowLoad = (conns, duration) =>
@@ -732,7 +746,7 @@ if (only.includes('loop')) {
           .join(', ')}`;
   if (chosen('loop under load')) {
     await Promise.all([server.ask('reset', 'reset'), watcher.ask('reset', 'reset')]);
-    const [health, smallRead, puts, patches, reads, amplified, windows, imports] = await Promise.all([
+    const [health, smallRead, puts, patches, reads, amplified, windows, replaces, imports] = await Promise.all([
       cannon(port, { conns: 1, duration: loopSeconds, next: () => ({ method: 'GET', path: '/healthz' }) }),
       cannon(port, { conns: 1, duration: loopSeconds, next: () => get(`/api/v1/articles/${smallArticleIds[probeTurn++ % 50]}`)() }),
       putLoad(2, loopSeconds),
@@ -740,6 +754,7 @@ if (only.includes('loop')) {
       cannon(port, { conns: 8, duration: loopSeconds, next: () => get(heavyReads[heavyTurn++ % heavyReads.length])() }),
       amplifierLoad(1, loopSeconds),
       windowLoad(1, loopSeconds),
+      replaceLoad(1, loopSeconds),
       importLoad(loopSeconds),
     ]);
     windows.errors += windowErrors;
@@ -749,6 +764,7 @@ if (only.includes('loop')) {
     const background =
       `under ${fmt(puts.rps, 1)} PUT/s (5 MB), ${fmt(patches.rps)} PATCH/s, ${fmt(reads.rps)} 1M-row reads/s, ` +
       `${fmt(amplified.rps, 1)} dry-run PATCH/s making 4.5 MB of 5 KB, ${fmt(windows.rps, 1)} MCP windows/s of 4.9 MB, ` +
+      `${fmt(replaces.rps, 1)} dry-run site replaces/s over ${size.bigArticles} articles, ` +
       `${imports.runs} CLI imports of ${importBacklinks} backlinks (${imports.errors} failed)`;
     rows.push(
       {
@@ -767,7 +783,7 @@ if (only.includes('loop')) {
       },
       {
         check: 'Longest event-loop stall in the server under that load',
-        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors + amplified.errors + windows.errors + imports.errors}${refusalsOf(puts, patches, reads, amplified, windows)}`,
+        measured: `max ${fmt(loop.delayMaxMs)} ms, p99 ${fmt(loop.delayP99Ms)} ms (intervals of a 1 ms timer)${stallsOf(loop.stalls, samples)}; background errors ${puts.errors + patches.errors + reads.errors + amplified.errors + windows.errors + replaces.errors + imports.errors}${refusalsOf(puts, patches, reads, amplified, windows, replaces)}`,
         ratio: `${fmt(loop.delayMaxMs)} ms`,
         target: '≤ 50 ms',
         ok: loop.delayMaxMs <= 50,
