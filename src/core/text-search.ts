@@ -51,28 +51,32 @@ export function foldChar(char: string): string {
 /** `text` with each code point folded (`foldChar`): the same length and offsets as `text`. */
 export const foldText = (text: string): string => text.replace(changesWhenLowercased, foldChar);
 
-let variantsByFold: Map<string, string[]> | undefined;
+/**
+ * The code points that fold alike, by their fold (only folds with more than one). Built when the
+ * module loads, as a process starts: the walk over the first two planes (where every code point
+ * with a case lies) would otherwise hold the event loop of the first search that needs it.
+ */
+const variantsByFold = ((): Map<string, string[]> => {
+  const byFold = new Map<string, string[]>();
+  const changes = /\p{Changes_When_Lowercased}/u;
+  for (let cp = 0; cp <= 0x1ffff; cp++) {
+    if (cp === 0xd800) cp = 0xe000;
+    const source = String.fromCodePoint(cp);
+    if (!changes.test(source)) continue;
+    const folded = foldChar(source);
+    if (folded === source) continue;
+    const known = byFold.get(folded);
+    if (known) known.push(source);
+    else byFold.set(folded, [folded, source]);
+  }
+  return byFold;
+})();
 
 /**
  * Every code point that folds as `char` does, `char` included: what a case-insensitive query
  * must look up in a case-sensitive index for it.
  */
 export function caseVariants(char: string): string[] {
-  if (variantsByFold === undefined) {
-    variantsByFold = new Map();
-    const changes = /\p{Changes_When_Lowercased}/u;
-    // Every code point with a case lies in the first two planes.
-    for (let cp = 0; cp <= 0x1ffff; cp++) {
-      if (cp === 0xd800) cp = 0xe000;
-      const source = String.fromCodePoint(cp);
-      if (!changes.test(source)) continue;
-      const folded = foldChar(source);
-      if (folded === source) continue;
-      const known = variantsByFold.get(folded);
-      if (known) known.push(source);
-      else variantsByFold.set(folded, [folded, source]);
-    }
-  }
   const folded = foldChar(char);
   return variantsByFold.get(folded) ?? [folded];
 }
