@@ -68,7 +68,7 @@ export function createServices(deps: ServiceDeps) {
   const htmlPool = new HtmlPool(deps.htmlPool);
   const articles = new ArticlesService(kysely, sites, counters, db.offLoop, db.watchChanges('articles'));
   const idempotency = new IdempotencyStore(kysely, clock);
-  const search = new SearchService(kysely, db.dialect, sites, htmlPool);
+  const search = new SearchService(kysely, db.dialect, sites, htmlPool, db.offLoop);
   const articleWrites = new ArticleWritesService(
     kysely,
     db.dialect,

@@ -103,6 +103,8 @@ export class SearchService {
     private readonly dialect: DialectName,
     private readonly sites: SitesService,
     private readonly html: HtmlPool,
+    /** SQLite: the connection off the event loop, which looks the index up (a large site's lookup is long). */
+    private readonly offLoop: Kysely<Database> | undefined,
   ) {}
 
   async search(actor: Actor, siteId: number, request: SearchRequest): Promise<Page<SearchHit>> {
@@ -165,7 +167,7 @@ export class SearchService {
     // and evaluate the whole MATCH again for each of them.
     const found = await sql<Candidate>`select a.id, a.published_at, coalesce(octet_length(a.title), 0) + octet_length(a.body) as bytes
       from article_search s cross join articles a on a.id = s.rowid
-      where article_search match ${match} and a.site_id = ${siteId}`.execute(this.db);
+      where article_search match ${match} and a.site_id = ${siteId}`.execute(this.offLoop ?? this.db);
     return found.rows;
   }
 
