@@ -5,7 +5,7 @@ import { useHarness } from '../helpers/harness.js';
 
 const anchor = readFileSync(new URL('../../src/web/assets/anchor.svg', import.meta.url));
 
-/** Issue 13: /docs in Chromium carries the service's name and look, and real response descriptions. */
+/** /docs in Chromium carries the service's name and look, and real response descriptions. */
 describe.skipIf(!runInBrowser)('/docs in Chromium', () => {
   // Rendering the reference holds the loop on a busy machine; load shedding is tested elsewhere.
   const h = useHarness({ listen: true, env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '0' } });

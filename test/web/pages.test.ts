@@ -45,7 +45,7 @@ describe('UI pages', () => {
   let browser: InjectBrowser;
 
   beforeAll(async () => {
-    // November is a whole past month here (the current month is reported to date: newcomer-confusing tests).
+    // November is a whole past month here (the current month is reported to date: page-wording.test.ts).
     h = await startHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
     alice = await createCustomer(h.services);
     site = await seedSite(h.services, alice.email, {

@@ -13,7 +13,7 @@ const internal = '<a href="/guides/flour" data-service-protected="internal">flou
 const articleBody = `<h2>Opening</h2><p>Fresh bread every morning from our ${backlink} in town.</p><p>Read our ${internal} for more.</p><p>Last paragraph.</p>`;
 
 /**
- * The rich-text article editor (issue 12, part 2) in Debian's Chromium: typing, headings, lists
+ * The rich-text article editor in Debian's Chromium: typing, headings, lists
  * and links; protected links locked (not deleted, edited or unlinked, with a message saying why)
  * but movable by cut and paste or by dragging; the save through the server's guard; the HTML view.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useHarness } from '../helpers/harness.js';
 import { articleRow, BACKLINK, patch, seedArticle, send } from '../helpers/write-fixtures.js';
 
-/** A failed PATCH replacement says how to fix it: the near-match, or the occurrences (issue 12). */
+/** A failed PATCH replacement says how to fix it: the near-match, or the occurrences. */
 
 const h = useHarness();
 

@@ -31,11 +31,10 @@ function october(): { articles: ArticleFixture[]; backlinks: BacklinkFixture[] }
 }
 
 /**
- * What a newcomer tripped over in the UI (issue 13, "Wrong"), in Debian's Chromium: a printed
- * report holds every row, and featured images show at any address the service is opened at, with
+ * In Chromium: a printed report holds every row, and featured images show at any address the service is opened at, with
  * a placeholder for images the page cannot load.
  */
-describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser', () => {
+describe.skipIf(!runInBrowser)('a printed report and images, in a browser', () => {
   const h = useHarness({ listen: true });
   // Images that cannot load are console errors: only the pages' own errors count.
   const browser = useBrowser({ consoleErrors: false });

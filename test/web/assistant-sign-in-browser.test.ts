@@ -3,7 +3,7 @@ import { runInBrowser } from '../helpers/chromium.js';
 import { createCustomer } from '../helpers/harness.js';
 import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from '../mcp/oauth-client.js';
 
-/** Issue 13: an assistant's connection in Chromium, at desktop and phone width. */
+/** An assistant's connection in Chromium, at desktop and phone width. */
 describe.skipIf(!runInBrowser)('an assistant connecting, in Chromium', () => {
   const oauth = useBrowserOAuth();
 

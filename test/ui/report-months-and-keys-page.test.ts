@@ -10,8 +10,8 @@ import { password } from '../web/browser.js';
 
 const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
-/** Issue 54 in Chromium at 1280 and 390 px: the report's months and the keys page's name. */
-describe.skipIf(!runInBrowser)('an agency’s first week, in Chromium', () => {
+/** In Chromium at 1280 and 390 px: the report's months and the keys page's name. */
+describe.skipIf(!runInBrowser)('the report’s months and the keys page, in Chromium', () => {
   const h = useHarness({ listen: true, clock: new TestClock(new Date('2026-11-28T12:00:00Z')) });
   const browser = useBrowser();
   let base: string;
@@ -40,7 +40,7 @@ describe.skipIf(!runInBrowser)('an agency’s first week, in Chromium', () => {
     await page.waitForURL(`${base}/app`);
   }, 180_000);
 
-  const shot = (name: string) => page.screenshot({ path: join(screenshots, `first-week-${name}.png`), fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: join(screenshots, `report-months-${name}.png`), fullPage: true });
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
   for (const width of [1280, 390]) {
