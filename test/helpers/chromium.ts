@@ -26,6 +26,15 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
 }
 
+/** Signs in through the form at `origin`, and waits for the sites page it leads to. */
+export async function signInThroughForm(page: Page, origin: string, email: string, password: string): Promise<void> {
+  await page.goto(`${origin}/app/sign-in`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${origin}/app`);
+}
+
 export interface BrowserOptions {
   /** Every page's; 1280 × 900 unless set. */
   viewport?: { width: number; height: number };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reportPalette } from '../../src/core/report-palette.js';
-import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { useHarness } from '../helpers/harness.js';
 
 interface Placement {
@@ -136,11 +136,7 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
 
     shots = process.env.ANCHORAGE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'anchorage-phone-shots-'));
     mkdirSync(shots, { recursive: true });
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill('demo@anchorage.test');
-    await page.getByLabel('Password').fill('demo-password-2026');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, 'demo@anchorage.test', 'demo-password-2026');
   }, 180_000);
 
   /** Opens `path` at `width`, screenshots it and its table's `section`, and measures the cells of `selectors`. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, TestClock, useHarness } from '../helpers/harness.js';
 import { password } from '../web/browser.js';
@@ -33,11 +33,7 @@ describe.skipIf(!runInBrowser)('the report’s months and the keys page, in Chro
       })
     ).siteId;
     mkdirSync(screenshots, { recursive: true });
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(alice.email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, alice.email, password);
   }, 180_000);
 
   const shot = (name: string) => page.screenshot({ path: join(screenshots, `report-months-${name}.png`), fullPage: true });

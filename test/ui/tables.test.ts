@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { useHarness } from '../helpers/harness.js';
 
 interface TableReport {
@@ -94,11 +94,7 @@ describe.skipIf(!runInBrowser)('tables fit their cards or scroll visibly', () =>
 
   const signIn = async (email: string, password: string) => {
     await browser.context.clearCookies();
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, email, password);
   };
 
   async function tablesAt(width: number): Promise<TableReport[]> {

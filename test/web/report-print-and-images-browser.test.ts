@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import type { ArticleFixture, BacklinkFixture } from '../helpers/fixtures.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
@@ -45,14 +45,6 @@ describe.skipIf(!runInBrowser)('a printed report and images, in a browser', () =
   let insecureId: number;
   let brokenId: number;
   let email: string;
-
-  async function signIn(base: string) {
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
-  }
 
   beforeAll(async () => {
     page = browser.page;
@@ -104,7 +96,7 @@ describe.skipIf(!runInBrowser)('a printed report and images, in a browser', () =
 
   it('prints every row of each table of the month, and says how many', async () => {
     const base = `http://127.0.0.1:${port}`;
-    await signIn(base);
+    await signInThroughForm(page, base, email, password);
     await page.goto(`${base}/app/sites/${siteId}?month=2026-10`);
     const backlinkRows = page.locator('#backlinks tbody tr:visible');
     const articleRows = page.locator('#articles tbody tr:visible');
@@ -142,7 +134,7 @@ describe.skipIf(!runInBrowser)('a printed report and images, in a browser', () =
   it('shows an uploaded image (featured and in the body) at 127.0.0.1 and at localhost alike', async () => {
     for (const host of ['127.0.0.1', 'localhost']) {
       const base = `http://${host}:${port}`;
-      if (host === 'localhost') await signIn(base);
+      if (host === 'localhost') await signInThroughForm(page, base, email, password);
       await page.goto(`${base}/app/articles/${uploadedId}`, { waitUntil: 'load' });
       const image = page.locator('img.featured');
       await expect(image.getAttribute('src'), host).resolves.toMatch(/^\/media\/[0-9a-f]{64}\.png$/);

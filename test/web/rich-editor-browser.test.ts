@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sanitizeTrusted } from '../../src/core/html.js';
-import { refusedRequest, runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { refusedRequest, runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
@@ -67,11 +67,7 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
     });
     articleId = seeded.articleIds[0]!;
 
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, email, password);
   }, 120_000);
 
   beforeEach(async () => {

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
@@ -28,11 +28,7 @@ describe.skipIf(!runInBrowser)('search and replace in a browser', () => {
         { status: 'published', title: 'Cakes', published_at: `${month}-02T09:00:00Z`, body: '<p>Cakes: call 555-0100, or 555-0100.</p>' },
       ],
     }));
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(customer.email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, customer.email, password);
   }, 120_000);
 
   it('searches from the site page, previews the replacement, then applies it', async () => {
