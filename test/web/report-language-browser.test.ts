@@ -10,16 +10,13 @@ const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', i
 
 /** A German site's report in Chromium: the charts' legends and month labels in German, under the UI's CSP. */
 describe.skipIf(!runInBrowser)('a German report in Chromium', () => {
-  const h = useHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
+  const h = useHarness({ listen: true, clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
   const browser = useBrowser();
   let base: string;
   let token: string;
 
   beforeAll(async () => {
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = h.app.server.address();
-    if (!address || typeof address === 'string') throw new Error('no port');
-    base = `http://127.0.0.1:${address.port}`;
+    base = h.settings.publicUrl;
     const owner = await createCustomer(h.services);
     const { siteId } = await seedSite(h.services, owner.email, {
       name: 'Bäckerei Müller',

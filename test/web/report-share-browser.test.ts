@@ -5,16 +5,13 @@ import { createCustomer, useHarness } from '../helpers/harness.js';
 
 /** A share link in Chromium: the report with its charts under the UI's CSP, no way into the app. */
 describe.skipIf(!runInBrowser)('a report share link in Chromium', () => {
-  const h = useHarness();
+  const h = useHarness({ listen: true });
   const browser = useBrowser();
   let base: string;
   let token: string;
 
   beforeAll(async () => {
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = h.app.server.address();
-    if (!address || typeof address === 'string') throw new Error('no port');
-    base = `http://127.0.0.1:${address.port}`;
+    base = h.settings.publicUrl;
     const owner = await createCustomer(h.services);
     const month = h.clock.now().toISOString().slice(0, 7);
     const { siteId } = await seedSite(h.services, owner.email, {
