@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bin, type CliSandbox, cliSandbox, runCli } from '../helpers/cli.js';
 import { testDatabaseUrl } from '../helpers/harness.js';
 
-// Issue 14, done-items 7 and 9: the built `anchorage import` streams and prints exactly what it
+// The built `anchorage import` streams and prints exactly what it
 // printed before (progress only on a terminal); `anchorage backup` copies a SQLite database.
 
 const owner = 'stream-owner@cli.test';

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSandbox, cliSandbox, runCli } from '../helpers/cli.js';
 
-// Issue 57, items 1, 2 and 7, through the built bin/anchorage: the monthly delivery of
+// Through the built bin/anchorage: the monthly delivery of
 // docs/operations.md imported twice, the dry run, and every problem of a bad file.
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sanitizeBody, sanitizeTrusted } from '../../src/core/html.js';
 import { protectedAnchorsOf, violatedProtectedLinks } from '../../src/core/protected-anchors.js';
 
-// Issue 11, done-items 5 and 8, as properties of the sanitiser.
+// The sanitiser's rules on bidi controls and containers, as properties.
 
 const CONTROLS = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u206A', '\u206F'];
 const control = fc.constantFrom(...CONTROLS, ...CONTROLS.map((c) => `&#x${c.codePointAt(0)!.toString(16)};`), ...CONTROLS.map((c) => `&#${c.codePointAt(0)};`));

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrate.js';
 
-// Issue 53, finding 4: `anchorage import` started while another process held SQLite's write lock
+// `anchorage import` started while another process held SQLite's write lock
 // for longer than 5 s exited with "database is locked", whatever the CLI's own wait for the lock:
 // opening the file (its `optimize`, which writes statistics) waited 5 s and gave up.
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useHarness } from '../helpers/harness.js';
 import { newKey, type SeededArticle, seedArticle, send } from '../helpers/write-fixtures.js';
 
-// Issue 11, done-item 9: integers are written as integers, a parameter is given once under its
+// Integers are written as integers, a parameter is given once under its
 // own name, and every error body has the catalogue's shape, whatever failed.
 
 const h = useHarness({ listen: true });

@@ -8,7 +8,7 @@ import { storageFailureOf } from '../../src/db/failures.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 
-// Issue 53, finding 6: on a full disk, SQLite's refused writes answered a generic 500, and the log
+// On a full disk, SQLite's refused writes answered a generic 500, and the log
 // said "cannot rollback - no transaction is active" (the rollback SQLite had already made masked
 // the cause). They now answer 507 insufficient_storage, the log names SQLITE_FULL, nothing is half
 // written, and the node serves writes again once space returns.

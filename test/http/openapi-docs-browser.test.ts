@@ -1,37 +1,23 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { useHarness } from '../helpers/harness.js';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const anchor = readFileSync(new URL('../../src/web/assets/anchor.svg', import.meta.url));
 
-/** Issue 13: /docs in Chromium carries the service's name and look, and real response descriptions. */
-describe.skipIf(!existsSync(chromiumPath))('/docs in Chromium', () => {
-  let h: Harness;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    // Rendering the reference holds the loop on a busy machine; load shedding is tested elsewhere.
-    h = await startHarness({ listen: true, env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '0' } });
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await h?.close();
-  });
+/** /docs in Chromium carries the service's name and look, and real response descriptions. */
+describe.skipIf(!runInBrowser)('/docs in Chromium', () => {
+  // Rendering the reference holds the loop on a busy machine; load shedding is tested elsewhere.
+  const h = useHarness({ listen: true, env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '0' } });
+  const browser = useBrowser();
 
   for (const viewport of [
     { width: 1280, height: 900 },
     { width: 390, height: 844 },
   ]) {
     it(`shows the Anchorage reference with its logo, colours and descriptions (${viewport.width} px)`, { timeout: 90_000 }, async () => {
-      const page = await browser.newPage({ viewport });
-      const problems: string[] = [];
-      page.on('console', (message) => {
-        if (message.type() === 'error') problems.push(message.text());
-      });
-      page.on('pageerror', (error) => problems.push(error.message));
+      const page = await browser.context.newPage();
+      await page.setViewportSize(viewport);
       await page.goto(`${h.settings.publicUrl}/docs`);
       await expect.poll(() => page.locator('.swagger-ui .info .title').textContent(), { timeout: 15_000 }).toContain('Anchorage API');
       expect(await page.title()).toBe('Anchorage API reference');
@@ -56,7 +42,7 @@ describe.skipIf(!existsSync(chromiumPath))('/docs in Chromium', () => {
       expect(text).not.toContain('Default Response');
       expect(text).toContain('The article with its HTML body and protected links');
       expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
-      expect(problems).toEqual([]);
+      expect(browser.problems).toEqual([]);
       await page.close();
     });
   }

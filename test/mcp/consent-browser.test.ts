@@ -1,13 +1,13 @@
-import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { runInBrowser } from '../helpers/chromium.js';
 import { createCustomer } from '../helpers/harness.js';
-import { authorizationUrl, chromiumPath, password, pkce, registerClient, useBrowserOAuth } from './oauth-client.js';
+import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from './oauth-client.js';
 
 /**
  * In a real browser: Chromium applies the consent page's CSP form-action to the redirect that
  * follows the POST, so Allow must reach the client's redirect URI, not be blocked.
  */
-describe.skipIf(!existsSync(chromiumPath))('consent in Chromium', () => {
+describe.skipIf(!runInBrowser)('consent in Chromium', () => {
   const oauth = useBrowserOAuth();
 
   it('signs in, shows the request, and Allow lands on the client with code, state and iss', async () => {

@@ -11,8 +11,9 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 
 export const password = 'correct horse battery';
@@ -284,8 +285,6 @@ export async function rawMcp(
   });
 }
 
-export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 /** A served harness, a client's redirect URI that records what reaches it, and Chromium to click through. */
 export interface BrowserOAuth {
   harness: Harness;
@@ -324,7 +323,7 @@ async function startBrowserOAuth(): Promise<BrowserOAuth> {
     await new Promise((resolve) => callbackServer.close(resolve));
     await harness.close();
   };
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] }).catch(async (error: unknown) => {
+  const browser = await launchChromium().catch(async (error: unknown) => {
     await closeServers();
     throw error;
   });

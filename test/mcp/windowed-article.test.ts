@@ -94,7 +94,7 @@ describe('a model-like MCP client on a 300 KB article', () => {
 
     // Page through the whole body: the outline and the protected links come with the first
     // window only, and the whole read costs at most 1.3 × the body's length in result characters,
-    // in at most ceil(length / 30,000) + 1 calls (issue 56).
+    // in at most ceil(length / 30,000) + 1 calls.
     const windows: string[] = [];
     let outline: { level: number; text: string; offset: number; length: number }[] = [];
     let offset: number | null = 0;

@@ -8,7 +8,7 @@ import { ActivityLog, type ActivityEntry } from '../../src/services/activity.js'
 import { ActivitySpill } from '../../src/services/activity-spill.js';
 import { createCustomer, type Harness, isolatedPostgresUrl, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 
-// Issue 53, finding 5: a batch of activity records the database refused was dropped. It is now
+// A batch of activity records the database refused was dropped. It is now
 // tried again, then kept in a spill file under DATA_DIR, whose records are stored once the
 // database takes writes again: every answered call keeps its record.
 
@@ -116,7 +116,7 @@ describe('activity records the database refuses', () => {
     dropSchema = schema.drop;
     harness = await startHarness({ env: { DATABASE_URL: withName(schema.url) } });
     const h = harness;
-    // The pool's idle connections report the termination too (issue 53, finding 1 is another's fix).
+    // The pool's idle connections report the termination too.
     h.services.db.pool!.on('error', () => undefined);
     const customer = await createCustomer(h.services);
     const ids = ['killed-0', 'killed-1', 'killed-2'];

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError, importFileSchema, type ImportProgress, importResultJson, type ImportedSite, IdList } from '../../src/services/import.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 
-// Issue 14, done-item 7: import streams its input, with the same checks, messages and output as
-// reading the whole file. Issue 57: it reads the file twice (every problem first, then the
+// Import streams its input, with the same checks, messages and output as reading the whole
+// file. It reads the file twice (every problem first, then the
 // writes), so a source is a function that opens it.
 
 let h: Harness;

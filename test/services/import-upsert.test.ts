@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError, type ImportInput } from '../../src/services/import.js';
 import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
 
-// Issue 57, items 1 and 2: import is an idempotent upsert by key, checked whole before it writes.
+// Import is an idempotent upsert by key, checked whole before it writes.
 
 let h: Harness;
 let owner: string;

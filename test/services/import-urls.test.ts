@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/services/import.js';
 import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
 
-// Issue 11, done-item 9: import refuses the URLs the API refuses, with the JSON path, and
+// Import refuses the URLs the API refuses, with the JSON path, and
 // imports nothing.
 
 let h: Harness;
@@ -73,7 +73,7 @@ describe('import URL fields', () => {
     expect(result.sites[0]!.backlink_ids).toHaveLength(1);
   });
 
-  it('requires the URLs that are keys (issue 57), saying why', async () => {
+  it('requires the URLs that are keys, saying why', async () => {
     const keyless = await refused(file({ website_url: null }, { url: undefined }, { source_url: null, target_url: undefined }));
     expect(keyless.problems).toEqual([
       { path: '$.sites[0].website_url', message: 'Required: a site is matched by its owner and website_url.' },

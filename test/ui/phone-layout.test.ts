@@ -1,19 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { reportPalette } from '../../src/core/report-palette.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
-
-/**
- * The columns each table exists for, in Chromium at 1280 px and on a 390 px phone: Restore,
- * origin, author and reason of the revisions; request and status of the activity log; source,
- * anchor, status and target of the report's backlinks. Each must lie inside the viewport, whole,
- * without scrolling sideways. Screenshots go to ANCHORAGE_SCREENSHOTS (or a temporary directory).
- */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
+import { useHarness } from '../helpers/harness.js';
 
 interface Placement {
   what: string;
@@ -81,12 +73,17 @@ function cutSelects(page: Page, selector: string): Promise<string[]> {
   }, selector);
 }
 
+/**
+ * The columns each table exists for, in Chromium at 1280 px and on a 390 px phone: Restore,
+ * origin, author and reason of the revisions; request and status of the activity log; source,
+ * anchor, status and target of the report's backlinks. Each must lie inside the viewport, whole,
+ * without scrolling sideways. Screenshots go to ANCHORAGE_SCREENSHOTS (or a temporary directory).
+ */
 describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a desktop', () => {
-  let h: Harness;
+  const h = useHarness();
+  const browser = useBrowser();
   let base: string;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let shots: string;
   let articleId: number;
   let siteId: number;
@@ -94,7 +91,7 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
   let protectedArticleId: number;
 
   beforeAll(async () => {
-    h = await startHarness();
+    page = browser.page;
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     const address = h.app.server.address();
     if (!address || typeof address === 'string') throw new Error('no port');
@@ -139,26 +136,8 @@ describe.skipIf(!runInBrowser)('the columns a table is for, on a phone and a des
 
     shots = process.env.ANCHORAGE_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'anchorage-phone-shots-'));
     mkdirSync(shots, { recursive: true });
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill('demo@anchorage.test');
-    await page.getByLabel('Password').fill('demo-password-2026');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, 'demo@anchorage.test', 'demo-password-2026');
   }, 180_000);
-
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
 
   /** Opens `path` at `width`, screenshots it and its table's `section`, and measures the cells of `selectors`. */
   async function check(width: number, name: string, path: string, section: string, selectors: Record<string, string>) {

@@ -1,17 +1,7 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from '../helpers/harness.js';
-
-/**
- * Every UI table with the demo data, in Chromium at 1280 px and on a 390 px phone: a table fits its
- * card, or scrolls inside it with a visible hint that there is more; at 1280 px the report and
- * revision tables fit outright (no column cut off behind a scroll).
- */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
+import { useHarness } from '../helpers/harness.js';
 
 interface TableReport {
   page: string;
@@ -52,17 +42,21 @@ function measureTables(page: Page, path: string): Promise<TableReport[]> {
   }, path);
 }
 
+/**
+ * Every UI table with the demo data, in Chromium at 1280 px and on a 390 px phone: a table fits its
+ * card, or scrolls inside it with a visible hint that there is more; at 1280 px the report and
+ * revision tables fit outright (no column cut off behind a scroll).
+ */
 describe.skipIf(!runInBrowser)('tables fit their cards or scroll visibly', () => {
-  let h: Harness;
+  const h = useHarness();
+  const browser = useBrowser();
   let base: string;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   const paths: string[] = [];
   const staffPaths: string[] = [];
 
   beforeAll(async () => {
-    h = await startHarness();
+    page = browser.page;
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     const address = h.app.server.address();
     if (!address || typeof address === 'string') throw new Error('no port');
@@ -96,30 +90,11 @@ describe.skipIf(!runInBrowser)('tables fit their cards or scroll visibly', () =>
       '/app/activity',
     );
     staffPaths.push('/app/staff', `/app/staff/accounts/${staff.account_id}`, `/app/staff/accounts/1`);
-
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
   }, 180_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
-
   const signIn = async (email: string, password: string) => {
-    await context.clearCookies();
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await browser.context.clearCookies();
+    await signInThroughForm(page, base, email, password);
   };
 
   async function tablesAt(width: number): Promise<TableReport[]> {

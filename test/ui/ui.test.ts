@@ -1,21 +1,15 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { refusedRequest, runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import type { BacklinkFixture, ArticleFixture } from '../helpers/fixtures.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { useHarness } from '../helpers/harness.js';
 import { s256 } from '../../src/services/oauth/index.js';
 import { pipelineRewrite } from '../web/browser.js';
 
-/**
- * The UI in Debian's Chromium, driven by playwright-core against a real listening service.
- * Skipped only when Chromium is missing outside CI; in CI a missing browser fails the suite.
- */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
 const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
 const email = 'owner@ui.example';
@@ -67,26 +61,25 @@ async function drawnPixels(page: Page, selector: string): Promise<number> {
   });
 }
 
+/**
+ * The UI in Debian's Chromium, driven by playwright-core against a real listening service.
+ * Skipped only when Chromium is missing outside CI; in CI a missing browser fails the suite.
+ */
 describe.skipIf(!runInBrowser)('the UI in a browser', () => {
-  let h: Harness;
+  const h = useHarness();
   let base: string;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let siteId: number;
   let articleId: number;
   let guardedArticleId: number;
   let apiKey: string;
   let setupKey: string;
-  const problems: string[] = [];
 
   const shot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
   const api = (path: string, key: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
     mkdirSync(screenshots, { recursive: true });
-    h = await startHarness();
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     const address = h.app.server.address();
     if (!address || typeof address === 'string') throw new Error('no port');
@@ -113,30 +106,12 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
     articleId = seeded.articleIds[0]!;
     guardedArticleId = seeded.articleIds[1]!;
     await seedSite(h.services, email, { name: 'Second Shop', website_url: 'https://second.example', industry: 'Cafe', country: 'GB', language: 'en' });
-
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      // Refusals are pages with a 4xx status, which Chromium reports; anything else is a problem.
-      if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
-        problems.push(message.text());
-      }
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('dialog', (dialog) => void dialog.accept());
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  const browser = useBrowser({ clipboardOrigin: () => base, consoleErrors: { except: refusedRequest } });
+  beforeAll(() => {
+    page = browser.page;
+    page.on('dialog', (dialog) => void dialog.accept());
   });
 
   it('signs in and lists the sites', async () => {
@@ -389,14 +364,10 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       for (const path of signedIn) await check(path);
-      await context.clearCookies();
+      await browser.context.clearCookies();
       await check('/app/sign-in');
       await check('/app/sign-up');
-      await page.goto(`${base}/app/sign-in`);
-      await page.getByLabel('E-mail').fill(staffEmail);
-      await page.getByLabel('Password').fill(userPassword);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(`${base}/app`);
+      await signInThroughForm(page, base, staffEmail, userPassword);
       await check('/app/staff');
       await check(`/app/staff/accounts/${staff.account_id}`);
       await check(`/app/staff/accounts/${user.account_id}`);
@@ -408,6 +379,6 @@ describe.skipIf(!runInBrowser)('the UI in a browser', () => {
   });
 
   it('logged no script errors and no CSP violations on any page', () => {
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

@@ -1,31 +1,22 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInBrowser, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, TestClock, useHarness } from '../helpers/harness.js';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
 /** A German site's report in Chromium: the charts' legends and month labels in German, under the UI's CSP. */
-describe('a German report in Chromium', () => {
-  let h: Harness;
-  let context: BrowserContext;
-  let userDataDir: string;
+describe.skipIf(!runInBrowser)('a German report in Chromium', () => {
+  const h = useHarness({ listen: true, clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
+  const browser = useBrowser();
   let base: string;
   let token: string;
-  const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
-    h = await startHarness({ clock: new TestClock(new Date('2026-12-15T12:00:00Z')) });
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = h.app.server.address();
-    if (!address || typeof address === 'string') throw new Error('no port');
-    base = `http://127.0.0.1:${address.port}`;
+    base = h.settings.publicUrl;
     const owner = await createCustomer(h.services);
     const { siteId } = await seedSite(h.services, owner.email, {
       name: 'Bäckerei Müller',
@@ -44,27 +35,10 @@ describe('a German report in Chromium', () => {
     });
     const site = await h.services.db.kysely.selectFrom('sites').selectAll().where('id', '=', siteId).executeTakeFirstOrThrow();
     token = (await h.services.reportShares.create(site, owner.userId, { name: 'Kunde', days: 30 })).token;
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
-
   it('draws the charts with German legends and months', async () => {
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    const { page } = browser;
     expect((await page.goto(`${base}/share/${token}?month=2026-11`))?.status()).toBe(200);
     await page.waitForSelector('#backlinks-chart[data-rendered="true"]');
     await page.waitForSelector('#articles-chart[data-rendered="true"]');
@@ -80,6 +54,6 @@ describe('a German report in Chromium', () => {
     expect(await page.locator('h1').textContent()).toBe('Bäckerei Müller · November 2026');
     mkdirSync(screenshots, { recursive: true });
     await page.screenshot({ path: join(screenshots, 'report-german.png'), fullPage: true });
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

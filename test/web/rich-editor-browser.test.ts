@@ -1,35 +1,31 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sanitizeTrusted } from '../../src/core/html.js';
+import { refusedRequest, runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
-
-/**
- * The rich-text article editor (issue 12, part 2) in Debian's Chromium: typing, headings, lists
- * and links; protected links locked (not deleted, edited or unlinked, with a message saying why)
- * but movable by cut and paste or by dragging; the save through the server's guard; the HTML view.
- */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
 
 const backlink = '<a href="https://partner.example/bakery?from=1&amp;to=2" title="Our partner" data-service-protected="backlink">partner <strong>bakery</strong></a>';
 const internal = '<a href="/guides/flour" data-service-protected="internal">flour guide</a>';
 const articleBody = `<h2>Opening</h2><p>Fresh bread every morning from our ${backlink} in town.</p><p>Read our ${internal} for more.</p><p>Last paragraph.</p>`;
 
+/**
+ * The rich-text article editor in Debian's Chromium: typing, headings, lists
+ * and links; protected links locked (not deleted, edited or unlinked, with a message saying why)
+ * but movable by cut and paste or by dragging; the save through the server's guard; the HTML view.
+ */
 describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
-  let h: Harness;
+  const h = useHarness({ listen: true });
+  // A CSP violation (an injected style, an inline script) is a console error too.
+  const browser = useBrowser({ viewport: { width: 1280, height: 1000 }, clipboardOrigin: () => h.settings.publicUrl, consoleErrors: { except: refusedRequest } });
   let base: string;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let key: string;
   let email: string;
   let articleId: number;
-  const problems: string[] = [];
 
   const stored = async (): Promise<{ body: string; title: string }> => {
     const response = await fetch(`${base}/api/v1/articles/${articleId}`, { headers: { authorization: `Bearer ${key}` } });
@@ -60,8 +56,7 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
-    h = await startHarness({ listen: true });
+    page = browser.page;
     base = h.settings.publicUrl;
     const customer = await createCustomer(h.services);
     ({ key, email } = customer);
@@ -72,28 +67,7 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
     });
     articleId = seeded.articleIds[0]!;
 
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    page = context.pages()[0] ?? (await context.newPage());
-    // A CSP violation (an injected style, an inline script) is a console error too; a refused
-    // save is a page with a 4xx status, which Chromium reports.
-    page.on('console', (entry) => {
-      if (entry.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(entry.text())) {
-        problems.push(entry.text());
-      }
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, email, password);
   }, 120_000);
 
   beforeEach(async () => {
@@ -102,11 +76,8 @@ describe.skipIf(!runInBrowser)('rich-text editor in a browser', () => {
     await editorArea().waitFor();
   });
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-    expect(problems).toEqual([]);
+  afterAll(() => {
+    expect(browser.problems).toEqual([]);
   });
 
   it('shows the body as rich text, the protected links locked, the HTML textarea one click away', async () => {

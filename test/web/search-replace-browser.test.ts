@@ -1,30 +1,22 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
 
 /** The site page's search box, the results, and "Replace…" with its preview, in Chromium. */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
-
 describe.skipIf(!runInBrowser)('search and replace in a browser', () => {
-  let h: Harness;
+  const h = useHarness({ listen: true });
+  const browser = useBrowser({ viewport: { width: 1280, height: 1000 } });
   let base: string;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let key: string;
   let siteId: number;
   let articleIds: number[];
-  const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
-    h = await startHarness({ listen: true });
+    page = browser.page;
     base = h.settings.publicUrl;
     const customer = await createCustomer(h.services);
     key = customer.key;
@@ -36,30 +28,8 @@ describe.skipIf(!runInBrowser)('search and replace in a browser', () => {
         { status: 'published', title: 'Cakes', published_at: `${month}-02T09:00:00Z`, body: '<p>Cakes: call 555-0100, or 555-0100.</p>' },
       ],
     }));
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(customer.email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, customer.email, password);
   }, 120_000);
-
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
 
   it('searches from the site page, previews the replacement, then applies it', async () => {
     await page.goto(`${base}/app/sites/${siteId}`);
@@ -84,7 +54,7 @@ describe.skipIf(!runInBrowser)('search and replace in a browser', () => {
     expect(((await changed.json()) as { data: { body: string } }).data.body).toBe('<p>Cakes: call 555-0199, or 555-0199.</p>');
     const revision = await h.services.db.kysely.selectFrom('revisions').select(['origin', 'reason']).where('article_id', '=', articleIds[1]!).orderBy('id', 'desc').executeTakeFirstOrThrow();
     expect(revision).toEqual({ origin: 'editor', reason: 'New number' });
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 
   it('says why a query is refused', async () => {

@@ -1,56 +1,31 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInBrowser, useBrowser } from '../helpers/chromium.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
 /** Onboarding in Chromium: staff create an account, the new user opens the link, chooses a password and is signed in. */
-describe.each([1280, 390])('staff onboarding in Chromium at %i px', (width) => {
-  let h: Harness;
-  let context: BrowserContext;
-  let userDataDir: string;
+describe.skipIf(!runInBrowser).each([1280, 390])('staff onboarding in Chromium at %i px', (width) => {
+  const h = useHarness({ listen: true });
+  const browser = useBrowser({ viewport: { width, height: 900 } });
   let base: string;
   let staffEmail: string;
-  const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
-    h = await startHarness({ listen: true });
     base = h.settings.publicUrl;
     staffEmail = (await createCustomer(h.services, { staff: true })).email;
     mkdirSync(screenshots, { recursive: true });
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
-
-  const watch = (page: Page) => {
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-  };
   const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
   it('create account → one-time link → set password → signed in', async () => {
-    const page = await context.newPage();
-    watch(page);
+    const { page } = browser;
     await page.goto(`${base}/app/sign-in`);
     await page.getByLabel('E-mail').fill(staffEmail);
     await page.getByLabel('Password').fill(password);
@@ -76,7 +51,7 @@ describe.each([1280, 390])('staff onboarding in Chromium at %i px', (width) => {
     expect(await page.locator('.site-grid').textContent()).toContain('Lighthouse Café');
 
     // The new user: the same browser without the staff member's cookies.
-    await context.clearCookies();
+    await browser.context.clearCookies();
     await page.goto(link);
     expect(await page.textContent('main')).toContain('keeper@lighthouse.example');
     await page.getByLabel(/Password/).fill('short');
@@ -91,7 +66,7 @@ describe.each([1280, 390])('staff onboarding in Chromium at %i px', (width) => {
     expect(await page.textContent('header')).toContain('keeper@lighthouse.example');
     expect(await page.textContent('main')).toContain('Lighthouse Café');
     await page.screenshot({ path: join(screenshots, `staff-onboarding-signed-in-${width}.png`), fullPage: true });
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
     // Used once: the same link no longer opens.
     const again = await page.goto(link);
     expect(again?.status()).toBe(404);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { articleRow, BACKLINK, getArticle, INTERNAL, patch, PROTECTED_BODY, put, seedArticle, snapshot, expectUnchanged } from '../helpers/write-fixtures.js';
 
-// Issue 11, done-items 5 and 8, through PUT, PATCH and import: bidi controls cannot change how
+// Through PUT, PATCH and import: bidi controls cannot change how
 // a protected link displays, and no container swallows the text after it without a word.
 
 let h: Harness;

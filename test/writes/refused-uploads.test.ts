@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { type Harness, useHarness } from '../helpers/harness.js';
 import { newKey, type SeededArticle, seedArticle, send, setEditCount } from '../helpers/write-fixtures.js';
 
-// Done-item 4 of issue 11: an upload the service refuses stores nothing and serves nothing new,
+// An upload the service refuses stores nothing and serves nothing new,
 // whichever check refuses it, with either media store.
 
 let counter = 0;

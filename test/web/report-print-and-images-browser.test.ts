@@ -1,21 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import type { ArticleFixture, BacklinkFixture } from '../helpers/fixtures.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
-
-/**
- * What a newcomer tripped over in the UI (issue 13, "Wrong"), in Debian's Chromium: a printed
- * report holds every row, and featured images show at any address the service is opened at, with
- * a placeholder for images the page cannot load.
- */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const runInBrowser = existsSync(chromiumPath) || Boolean(process.env.CI);
 
 const backlinkCount = 32;
 const articleCount = 25;
@@ -40,30 +30,24 @@ function october(): { articles: ArticleFixture[]; backlinks: BacklinkFixture[] }
   return { articles, backlinks };
 }
 
-describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser', () => {
-  let h: Harness;
+/**
+ * In Chromium: a printed report holds every row, and featured images show at any address the service is opened at, with
+ * a placeholder for images the page cannot load.
+ */
+describe.skipIf(!runInBrowser)('a printed report and images, in a browser', () => {
+  const h = useHarness({ listen: true });
+  // Images that cannot load are console errors: only the pages' own errors count.
+  const browser = useBrowser({ consoleErrors: false });
   let port: number;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let siteId: number;
   let uploadedId: number;
   let insecureId: number;
   let brokenId: number;
   let email: string;
-  const problems: string[] = [];
-
-  async function signIn(base: string) {
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
-  }
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
-    h = await startHarness({ listen: true });
+    page = browser.page;
     port = Number(new URL(h.settings.publicUrl).port);
     expect(h.settings.publicUrl).toBe(`http://127.0.0.1:${port}`);
     const customer = await createCustomer(h.services);
@@ -108,27 +92,11 @@ describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser',
       body: JSON.stringify({ body: `<p>Cover uploaded through the API.</p><p><img src="${mediaUrl}" alt="The cover again"></p>` }),
     });
     expect(put.status).toBe(200);
-
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (error) => problems.push(error.message));
   }, 120_000);
-
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
 
   it('prints every row of each table of the month, and says how many', async () => {
     const base = `http://127.0.0.1:${port}`;
-    await signIn(base);
+    await signInThroughForm(page, base, email, password);
     await page.goto(`${base}/app/sites/${siteId}?month=2026-10`);
     const backlinkRows = page.locator('#backlinks tbody tr:visible');
     const articleRows = page.locator('#articles tbody tr:visible');
@@ -166,7 +134,7 @@ describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser',
   it('shows an uploaded image (featured and in the body) at 127.0.0.1 and at localhost alike', async () => {
     for (const host of ['127.0.0.1', 'localhost']) {
       const base = `http://${host}:${port}`;
-      if (host === 'localhost') await signIn(base);
+      if (host === 'localhost') await signInThroughForm(page, base, email, password);
       await page.goto(`${base}/app/articles/${uploadedId}`, { waitUntil: 'load' });
       const image = page.locator('img.featured');
       await expect(image.getAttribute('src'), host).resolves.toMatch(/^\/media\/[0-9a-f]{64}\.png$/);
@@ -198,6 +166,6 @@ describe.skipIf(!runInBrowser)('newcomer, wrong: print and images in a browser',
     await broken.waitFor();
     await expect(broken.textContent()).resolves.toContain('could not be loaded');
     await expect(broken.textContent()).resolves.toContain('https://broken.invalid/missing.jpg');
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   });
 });

@@ -14,8 +14,8 @@ function section(page: string, id: string): string {
 
 const articleTitles = (markup: string): string[] => [...markup.matchAll(/<a href="\/app\/articles\/\d+">([^<]*)<\/a>/g)].map((m) => decodeEntities(m[1]!));
 
-/** Issue 13, "Confusing": what a newcomer misread on the report, revisions, activity, article, connect and OAuth pages. */
-describe('a newcomer reads the pages right', () => {
+/** The report, revisions, activity, article, connect and OAuth pages say what they show, so that no one misreads them. */
+describe('the pages say what they show', () => {
   let h: Harness;
   let alice: Awaited<ReturnType<typeof createCustomer>>;
   let siteId: number;

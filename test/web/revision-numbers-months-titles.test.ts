@@ -4,7 +4,7 @@ import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
 import { csrfOf, decodeEntities, etagOf, InjectBrowser } from './browser.js';
 
-/** Issue 54, what an agency's first week tripped over, in the UI: revision numbers, the report's months, names, titles. */
+/** In the UI: revision numbers, the report's months, page names, article titles. */
 
 let h: Harness;
 let alice: Awaited<ReturnType<typeof createCustomer>>;

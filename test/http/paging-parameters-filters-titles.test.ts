@@ -3,7 +3,7 @@ import { apiGet, freshKey, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedArticle } from '../helpers/write-fixtures.js';
 
-/** Issue 54, what an agency's first week tripped over, through REST: paging words, query parameters, backlink filters, titles. */
+/** Through REST: paging words, query parameters, backlink filters, article titles. */
 
 const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;

@@ -6,7 +6,7 @@ import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedArticle } from '../helpers/write-fixtures.js';
 import { csrfOf, InjectBrowser } from './browser.js';
 
-/** What a newcomer tripped over (issue 13, "Wrong"), through HTTP: If-Match, key creation, the README's PATCH example. */
+/** Through HTTP: If-Match, key creation, the sign-in lock, the README's PATCH example. */
 
 const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 

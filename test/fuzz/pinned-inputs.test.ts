@@ -8,7 +8,7 @@ import { expectSound, issueMcpToken } from './hostile.js';
  * What the fuzz suite found, pinned as examples: each answered 500 or a framework body before
  * its fix, and each must keep answering a 4xx of the catalogue whatever seed the fuzzer draws.
  */
-describe('fuzz findings, pinned', () => {
+describe('inputs the fuzz suite found, pinned', () => {
   const harness = useHarness({ listen: true });
   let port: number;
 

@@ -1,27 +1,25 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, TestClock, useHarness } from '../helpers/harness.js';
 import { password } from '../web/browser.js';
 
-/** Issue 54 in Chromium at 1280 and 390 px: the report's months and the keys page's name. */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
-describe.skipIf(!existsSync(chromiumPath) && !process.env.CI)('an agency’s first week, in Chromium', () => {
-  let h: Harness;
+/** In Chromium at 1280 and 390 px: the report's months and the keys page's name. */
+describe.skipIf(!runInBrowser)('the report’s months and the keys page, in Chromium', () => {
+  const h = useHarness({ listen: true, clock: new TestClock(new Date('2026-11-28T12:00:00Z')) });
+  const browser = useBrowser();
   let base: string;
-  let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let siteId: number;
 
   beforeAll(async () => {
-    h = await startHarness({ listen: true, clock: new TestClock(new Date('2026-11-28T12:00:00Z')) });
+    page = browser.page;
     base = h.settings.publicUrl;
     const alice = await createCustomer(h.services);
     siteId = (
@@ -35,28 +33,10 @@ describe.skipIf(!existsSync(chromiumPath) && !process.env.CI)('an agency’s fir
       })
     ).siteId;
     mkdirSync(screenshots, { recursive: true });
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(alice.email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    await signInThroughForm(page, base, alice.email, password);
   }, 180_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
-
-  const shot = (name: string) => page.screenshot({ path: join(screenshots, `first-week-${name}.png`), fullPage: true });
+  const shot = (name: string) => page.screenshot({ path: join(screenshots, `report-months-${name}.png`), fullPage: true });
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
   for (const width of [1280, 390]) {

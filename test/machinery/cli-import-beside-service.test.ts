@@ -8,7 +8,7 @@ import { freshKey, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import { longestStallDuring } from '../helpers/loop-watch.js';
 
-// Issue 53, finding 4: while `anchorage import` wrote a large file into SQLite, the service's
+// While `anchorage import` wrote a large file into SQLite, the service's
 // writes waited for its lock in busy_timeout, on the event loop (stalls of 5 and 10 s), and one
 // PATCH answered 500 "database is locked". The service now waits between tries, off the loop,
 // and the import commits in short batches, leaving the lock free between them.

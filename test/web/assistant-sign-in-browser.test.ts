@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { runInBrowser } from '../helpers/chromium.js';
 import { createCustomer } from '../helpers/harness.js';
-import { authorizationUrl, chromiumPath, password, pkce, registerClient, useBrowserOAuth } from '../mcp/oauth-client.js';
+import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from '../mcp/oauth-client.js';
 
-/** Issue 13: an assistant's connection in Chromium, at desktop and phone width. */
-describe.skipIf(!existsSync(chromiumPath))('an assistant connecting, in Chromium', () => {
+/** An assistant's connection in Chromium, at desktop and phone width. */
+describe.skipIf(!runInBrowser)('an assistant connecting, in Chromium', () => {
   const oauth = useBrowserOAuth();
 
   for (const viewport of [

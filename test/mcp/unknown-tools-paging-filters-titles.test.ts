@@ -6,7 +6,7 @@ import { seedArticle } from '../helpers/write-fixtures.js';
 import { InjectBrowser } from '../web/browser.js';
 import { CookieJar, manualGrant, rawMcp } from './oauth-client.js';
 
-/** Issue 54 through the official MCP client: unknown tools in the activity log, paging words, backlink filters, titles. */
+/** Through the official MCP client: unknown tools in the activity log, paging words, backlink filters, article titles. */
 
 let base: string;
 let customer: Awaited<ReturnType<typeof createCustomer>>;
@@ -40,7 +40,7 @@ async function connected(): Promise<{ client: Client; token: string; grantId: nu
   const { tokens } = await manualGrant(base, customer.email, { jar });
   const token = tokens.access_token as string;
   const actor = await h.services.oauth.authenticate(token, `${base}/mcp`, null);
-  const client = new Client({ name: 'first-week-test', version: '1.0.0' });
+  const client = new Client({ name: 'unknown-tools-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   clients.push(client);
   return { client, token, grantId: actor!.credential.kind === 'mcp_grant' ? actor!.credential.id : 0 };

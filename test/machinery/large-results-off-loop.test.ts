@@ -7,7 +7,7 @@ import { longestStallDuring } from '../helpers/loop-watch.js';
 import { articleRow, expectUnchanged, revisionsOf, type SeededArticle, seedArticle, snapshot } from '../helpers/write-fixtures.js';
 import { manualGrant } from '../mcp/oauth-client.js';
 
-// Issue 53, findings 2 and 7: heavy work is sized by what it produces. A small PATCH whose
+// Heavy work is sized by what it produces. A small PATCH whose
 // replacement multiplies the body (one character found everywhere, replaced by 3,000), over REST
 // or MCP, dry run or not, and each MCP get_article window of a 4.8 MB body must not hold the
 // event loop: both did their work on it.
