@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadSettings } from '../config.js';
+import { AppError } from '../core/errors.js';
 import { connect } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { serve } from '../main.js';
@@ -27,6 +28,8 @@ const usage = `Usage: anchorage <command>
                                                            --dry-run lists every problem and the plan, writes nothing
   export --account ACCOUNT_ID|EMAIL                        an account's sites, articles and backlinks in the import format
   site move ID --account ACCOUNT_ID|EMAIL                  move a site and all it owns to another account
+  account delete ACCOUNT_ID|EMAIL --confirm NAME           delete an account and all it owns (NAME: its exact name);
+                                                           its activity records are kept without personal data
   backup FILE                                              copy the SQLite database into a new file
   demo                                                     load the demo data set
   recount                                                  rebuild the day and month counters from the rows
@@ -96,6 +99,7 @@ async function main(argv: string[]): Promise<unknown> {
         staff: { type: 'boolean' },
         name: { type: 'string' },
         'read-only': { type: 'boolean' },
+        confirm: { type: 'string' },
       },
     });
 
@@ -141,6 +145,19 @@ async function main(argv: string[]): Promise<unknown> {
     }
     const moved = await withRuntime(({ services }) => services.sites.move(id, values.account!));
     return print(JSON.stringify(moved));
+  }
+  if (command === 'account' && sub === 'delete') {
+    const { values, positionals } = args(rest);
+    if (positionals.length !== 1 || values.confirm === undefined) {
+      throw new UsageError("account delete needs an account (its id or a user's e-mail) and --confirm with the account's exact name");
+    }
+    const deleted = await withRuntime(async ({ services }) => services.accountDeletion.deleteAccount(await services.exporter.accountOf(positionals[0]!), values.confirm!)).catch(
+      (error: unknown) => {
+        if (!(error instanceof AppError)) throw error;
+        throw new UsageError(`${Object.values(error.details.fields ?? {}).flat()[0] ?? error.message} Nothing was deleted.`);
+      },
+    );
+    return print(JSON.stringify(deleted));
   }
   if (command === 'import' && sub !== undefined) {
     const { values, positionals } = parseArgs({ args: [sub, ...rest], allowPositionals: true, options: { 'dry-run': { type: 'boolean' } } });

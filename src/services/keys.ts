@@ -137,6 +137,11 @@ export class KeysService {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /** Forgets the keys kept: keys changed in this process (an account deleted). */
+  forget(): void {
+    this.known.forget();
+  }
+
   async list(accountId: number): Promise<ApiKeySummary[]> {
     const rows = await this.db
       .selectFrom('api_keys')

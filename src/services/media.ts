@@ -58,7 +58,15 @@ export interface MediaStore {
    */
   put(image: CheckedImage, trx?: Transaction<Database>): Promise<{ undo: () => Promise<void> }>;
   get(name: string): Promise<{ bytes: Buffer; contentType: string } | undefined>;
+  /**
+   * Removes images by name as part of the transaction `trx` (account deletion): the database
+   * store deletes them in it; the file store only once it committed, through `afterCommit`.
+   */
+  remove(names: readonly string[], trx: Transaction<Database>): Promise<{ afterCommit: () => Promise<void> }>;
 }
+
+/** Names per DELETE, well under either database's limit on bound parameters. */
+const removeBatch = 500;
 
 export const mediaNameOf = (image: CheckedImage) => `${createHash('sha256').update(image.bytes).digest('hex')}.${image.extension}`;
 const namePattern = /^[0-9a-f]{64}\.(jpg|png|webp|gif|avif)$/;
@@ -89,6 +97,11 @@ export class FileMediaStore implements MediaStore {
       return undefined;
     }
   }
+
+  async remove(names: readonly string[]) {
+    const files = names.filter((name) => namePattern.test(name));
+    return { afterCommit: async () => void (await Promise.all(files.map((name) => rm(join(this.dir, name), { force: true })))) };
+  }
 }
 
 /** Image bytes in the database, so nodes need no shared disk. */
@@ -113,5 +126,10 @@ export class DatabaseMediaStore implements MediaStore {
     if (!namePattern.test(name)) return undefined;
     const row = await this.db.selectFrom('media').select(['bytes', 'content_type']).where('key', '=', name).executeTakeFirst();
     return row ? { bytes: Buffer.from(row.bytes), contentType: row.content_type } : undefined;
+  }
+
+  async remove(names: readonly string[], trx: Transaction<Database>) {
+    for (let i = 0; i < names.length; i += removeBatch) await trx.deleteFrom('media').where('key', 'in', names.slice(i, i + removeBatch)).execute();
+    return { afterCommit: async () => undefined };
   }
 }

@@ -6,10 +6,11 @@ import { addDays, type Clock, toTimestamp } from '../core/time.js';
 import { singleLine } from '../core/values.js';
 import { isUniqueViolation } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
-import type { Actor, RequestInfo } from './actor.js';
-import type { ActivityEntry, ActivityLog } from './activity.js';
+import type { Actor } from './actor.js';
+import type { ActivityLog } from './activity.js';
 import { importFileSchema } from './import.js';
 import type { Mailer } from './mailer.js';
+import { requireStaff, staffEntry } from './staff-actions.js';
 import { accountNameProblem, emailProblem, passwordProblem } from './users.js';
 
 /** Days a password link works. */
@@ -52,17 +53,6 @@ export interface NewSite {
 
 /** What a password link opens: its user, or why it no longer does. */
 export type OpenedLink = { state: 'open'; email: string } | { state: 'used' | 'expired' };
-
-/** Staff actions through the UI only (a session, never an API key or MCP grant). */
-function requireStaff(actor: Actor): void {
-  if (!actor.staff || actor.credential.kind !== 'session') throw new AppError('forbidden', 'This is for Anchorage staff only.');
-}
-
-/** The record of a staff action: the staff member as actor, the UI's request, the action's name. */
-function staffEntry(actor: Actor, operation: string, path: string, status: number): ActivityEntry {
-  const request: RequestInfo = actor.request ?? { id: '', operation: null, method: 'POST', path: null, tool: null, clientIp: null, userAgent: null, startedAt: Date.now() };
-  return { actor, channel: 'api', request: { ...request, operation, path, recorded: true }, outcome: { status, error: null } };
-}
 
 /**
  * Onboarding without a shell: staff create a customer account with its first user, who chooses a

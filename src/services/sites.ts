@@ -96,6 +96,11 @@ export class SitesService {
     return paginate(query.selectAll().orderBy('id'), query, filters, toSite);
   }
 
+  /** Forgets the sites kept: sites changed in this process (an account deleted). */
+  forget(): void {
+    this.kept.forget();
+  }
+
   /** The site if the actor may read it; another account's site is "not found", as a missing one. */
   async visible(actor: Actor, siteId: number): Promise<SiteRow> {
     // Read by id alone and checked here, so a kept site serves staff and its owner alike.
