@@ -125,6 +125,7 @@ export async function openRuntime(
       await services.housekeeping.stop();
       await reportMail?.stop();
       services.mailer?.close();
+      await services.importUploads.settled();
       await services.activity.flush();
       await services.htmlPool.close();
       await services.keys.flushUses();

@@ -26,12 +26,13 @@ import { articleSearch } from './migrations/020_article_search.js';
 import { importKeys } from './migrations/021_import_keys.js';
 import { passwordLinks } from './migrations/022_password_links.js';
 import { leanArticleSearch } from './migrations/023_lean_article_search.js';
+import { importUploads } from './migrations/024_import_uploads.js';
 
 /**
  * Every migration; Kysely's Migrator runs them in the lexical order of their names (each file is
  * named as its migration), pending ones together in one transaction, on SQLite and PostgreSQL alike.
  */
-export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail, bodySanitizer, changeNotices, lz4Bodies, undatedBlocks, countsVersion, changeCounts, articleNotices, siteOwner, articleSearch, importKeys, passwordLinks, leanArticleSearch];
+export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail, bodySanitizer, changeNotices, lz4Bodies, undatedBlocks, countsVersion, changeCounts, articleNotices, siteOwner, articleSearch, importKeys, passwordLinks, leanArticleSearch, importUploads];
 
 /** Kysely's bookkeeping table: one row per applied migration. */
 const migrationTable = 'kysely_migration';

@@ -155,6 +155,29 @@ export interface PasswordLinksTable {
   used_at: Timestamp | null;
 }
 
+/** An import file uploaded by staff in the UI: its dry run, then its apply and progress (migration 024). */
+export interface ImportUploadsTable {
+  id: Generated<number>;
+  /** SHA-256 of the unguessable token in the upload's address, hex. */
+  token_hash: string;
+  /** The staff member who uploaded it. */
+  user_id: number;
+  /** The `id_hash` of the session it was uploaded in: only that session sees it. */
+  session_hash: string;
+  /** The file; emptied once applied or refused. */
+  bytes: Buffer;
+  size: number;
+  /** The dry run's answer (`importPlanJson`). */
+  plan: string;
+  state: 'refused' | 'planned' | 'applying' | 'applied' | 'failed';
+  /** JSON of the rows an apply has written so far (`ImportProgress`). */
+  progress: string | null;
+  /** JSON of what the apply did (each site's id and counts), or why it failed. */
+  outcome: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** An address that receives one site's monthly report by e-mail. */
 export interface ReportSubscriptionsTable {
   id: Generated<number>;
@@ -257,6 +280,7 @@ export interface Database {
   activity_log: ActivityLogTable;
   report_shares: ReportSharesTable;
   password_links: PasswordLinksTable;
+  import_uploads: ImportUploadsTable;
   report_subscriptions: ReportSubscriptionsTable;
   report_mail_sent: ReportMailSentTable;
   sessions: SessionsTable;

@@ -31,7 +31,7 @@ const errorDescriptions: Record<number, string> = {
 };
 
 const jsonBodyLimit = 5 * 1024 * 1024;
-const multipartBodyLimit = 12 * 1024 * 1024;
+export const multipartBodyLimit = 12 * 1024 * 1024;
 
 /** Errors any request can get: a malformed request, an unexpected failure, an overloaded node. */
 const anyRequestErrors = (Object.keys(errorCatalogue) as ErrorCode[]).filter(

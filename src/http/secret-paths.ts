@@ -1,5 +1,6 @@
 /**
- * Report share links and unsubscribe links carry their secret token in the path: the server log
- * and the traces show `/share/[token]` and `/unsubscribe/[token]` instead.
+ * Report share links, unsubscribe links and staff's import uploads carry their secret token in the
+ * path: the server log and the traces show `/share/[token]`, `/unsubscribe/[token]` and
+ * `/imports/[token]` instead.
  */
-export const withoutPathTokens = (url: string): string => url.replace(/\/(share|unsubscribe)\/[^/?#]+/g, '/$1/[token]');
+export const withoutPathTokens = (url: string): string => url.replace(/\/(share|unsubscribe|imports)\/[^/?#]+/g, '/$1/[token]');

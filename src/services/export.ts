@@ -1,5 +1,9 @@
 import type { Kysely } from 'kysely';
+import { AppError } from '../core/errors.js';
 import type { Database } from '../db/schema.js';
+import type { Actor } from './actor.js';
+import type { ActivityLog } from './activity.js';
+import { requireStaff, staffEntry } from './staff-actions.js';
 
 /** The account asked for is not there. */
 export class ExportError extends Error {}
@@ -23,7 +27,26 @@ const objectOf = (row: Record<string, unknown>, members: readonly string[], firs
  * so an export imported into an empty database exports again byte for byte the same.
  */
 export class ExportService {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly activity: ActivityLog,
+  ) {}
+
+  /**
+   * The export a staff member downloads from the account's page: the bytes `anchorage export`
+   * prints (the file, then a newline), recorded in the staff member's activity.
+   */
+  async staffDownload(actor: Actor, accountId: number): Promise<AsyncGenerator<string>> {
+    requireStaff(actor);
+    const account = await this.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+    if (!account) throw new AppError('not_found', 'No account with this id.');
+    this.activity.record(staffEntry(actor, 'exportAccount', `/app/staff/accounts/${accountId}/export`, 200));
+    const pieces = this.exportAccount(accountId);
+    return (async function* () {
+      yield* pieces;
+      yield '\n';
+    })();
+  }
 
   /** The account of `account` (an account id or a user's e-mail); `ExportError` when there is none. */
   async accountOf(account: string): Promise<number> {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { HousekeepingSettings, HtmlPoolSettings } from '../config.js';
 import type { Clock } from '../core/time.js';
 import type { Db } from '../db/connect.js';
+import { AccountDeletionService } from './account-deletion.js';
 import { ActivityLog } from './activity.js';
 import { ActivitySpill } from './activity-spill.js';
 import { ArticleWritesService } from './article-writes.js';
@@ -16,6 +17,7 @@ import { HtmlPool } from './html-pool.js';
 import { ExportService } from './export.js';
 import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
+import { ImportUploadsService } from './import-uploads.js';
 import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
 import { Mailer, type MailSettings } from './mailer.js';
@@ -82,6 +84,11 @@ export function createServices(deps: ServiceDeps) {
     () => articles.changed(),
   );
   const mailer = deps.mail ? new Mailer(deps.mail) : undefined;
+  const forgetKept = () => {
+    keys.forget();
+    sites.forget();
+    articles.changed();
+  };
   return {
     db,
     clock,
@@ -96,7 +103,8 @@ export function createServices(deps: ServiceDeps) {
     users,
     keys,
     importer,
-    exporter: new ExportService(kysely),
+    importUploads: new ImportUploadsService(kysely, clock, importer, activity, deps.onBackgroundError),
+    exporter: new ExportService(kysely, activity),
     demo: new DemoService(kysely, clock, users, keys, importer, deps.publicUrl),
     activity,
     revisions,
@@ -120,6 +128,7 @@ export function createServices(deps: ServiceDeps) {
     reportShares: new ReportSharesService(kysely, clock, activity),
     reportSubscriptions: new ReportSubscriptionsService(kysely, clock),
     onboarding: new OnboardingService(kysely, clock, activity, deps.publicUrl, mailer),
+    accountDeletion: new AccountDeletionService(kysely, db.offLoop, clock, activity, media, deps.publicUrl, forgetKept, deps.onBackgroundError),
   };
 }
 

@@ -8,6 +8,7 @@ import { revisionPages } from './revisions.js';
 import { searchPages } from './search.js';
 import { sitesPages } from './sites.js';
 import { staffPages } from './staff.js';
+import { staffImportPages } from './staff-imports.js';
 
 /** Every signed-in page of the UI: one hook signs visitors in and checks CSRF on every POST. */
 export async function signedInPages(app: FastifyInstance, options: WebOptions) {
@@ -20,4 +21,5 @@ export async function signedInPages(app: FastifyInstance, options: WebOptions) {
   await app.register(connectPages, options);
   await app.register(activityPages, options);
   await app.register(staffPages, options);
+  await app.register(staffImportPages, options);
 }

@@ -1,6 +1,8 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
 import { toDay } from '../../core/time.js';
+import type { DeletedAccount } from '../../services/account-deletion.js';
 import type { CreatedAccount, NewAccount, NewSite } from '../../services/onboarding.js';
 import { csrfField, day, notice, tableWrap } from '../components.js';
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
@@ -8,7 +10,8 @@ import { html, type SafeHtml } from '../html.js';
 import { sendPage } from '../respond.js';
 import { siteCard } from './sites.js';
 
-function staffOnly(request: FastifyRequest): UiContext {
+/** The UI context of a staff member; anyone else gets 403. */
+export function staffOnly(request: FastifyRequest): UiContext {
   const ui = uiOf(request);
   if (!ui.user.staff) throw new AppError('forbidden', 'This page is for Anchorage staff only.');
   return ui;
@@ -17,6 +20,11 @@ function staffOnly(request: FastifyRequest): UiContext {
 /** A new account's password link on its way to the account's page, in the session's sealed flash. */
 interface NewLinkFlash extends Pick<CreatedAccount, 'accountId' | 'email' | 'link' | 'expiresAt' | 'mail'> {
   kind: 'password_link';
+}
+
+/** A deleted account's name and what went with it, on its way to the Accounts page. */
+interface DeletedFlash extends Pick<DeletedAccount, 'name' | 'sites' | 'articles' | 'backlinks' | 'users'> {
+  kind: 'account_deleted';
 }
 
 function newLinkOf(flash: string | undefined, accountId: number): NewLinkFlash | undefined {
@@ -110,11 +118,53 @@ function newSiteForm(ui: UiContext, accountId: number, values: NewSite, problems
 </section>`;
 }
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+function deletedNotice(flash: string | undefined): SafeHtml {
+  if (!flash) return html``;
+  const deleted = JSON.parse(flash) as Partial<DeletedFlash>;
+  if (deleted.kind !== 'account_deleted') return html``;
+  const { name, users = 0, sites = 0, articles = 0, backlinks = 0 } = deleted;
+  return notice('success', html`The account <strong>${name}</strong> was deleted, with ${plural(users, 'user', 'users')}, ${plural(sites, 'site', 'sites')}, ${plural(articles, 'article', 'articles')} and ${plural(backlinks, 'backlink', 'backlinks')}. Its activity records are kept without personal data.`);
+}
+
+/** Export and import: the account's data as an import file, and the way in for a delivery. */
+function dataSection(accountId: number): SafeHtml {
+  return html`<section class="card" aria-labelledby="data-h">
+  <h2 id="data-h">Data</h2>
+  <p class="muted small">The export is the account's sites, articles (current bodies) and backlinks in the import format: what <code>anchorage export</code> writes.</p>
+  <div class="form-actions">
+    <a class="button" href="/app/staff/accounts/${accountId}/export" download>Download export</a>
+    <a class="button" href="/app/staff/imports">Import a file</a>
+  </div>
+</section>`;
+}
+
+/** Deleting the account: the name typed as the confirmation; never staff's own account or one holding staff. */
+function deleteSection(ui: UiContext, account: { id: number; name: string }, holdsStaff: boolean, problems: Record<string, string[]>): SafeHtml {
+  const body = account.id === ui.user.accountId
+    ? html`<p class="muted">This is your own account: staff cannot delete it.</p>`
+    : holdsStaff
+      ? html`<p class="muted">This account holds a staff user: Anchorage does not delete staff accounts.</p>`
+      : html`<p>Deletes the account and everything it owns: its users and their sign-ins, API keys and assistant connections; its sites with their articles, revisions, backlinks, share links and report e-mails; and the uploaded images no other account uses. Its activity records are kept without personal data. <strong>This cannot be undone</strong>: download the export first if the customer wants their data.</p>
+  ${Object.keys(problems).length > 0 ? notice('error', html`Nothing was deleted. ${Object.values(problems).flat().join(' ')}`) : ''}
+  <form method="post" action="/app/staff/accounts/${account.id}/delete" class="stack">
+    ${csrfField(ui.session.csrfToken)}
+    <label for="da-confirm">Type the account’s name, <strong>${account.name}</strong>, to confirm</label>
+    <input id="da-confirm" name="confirm" type="text" autocomplete="off" required>
+    <div class="form-actions"><button type="submit" class="danger">Delete this account</button></div>
+  </form>`;
+  return html`<section class="card" aria-labelledby="delete-h">
+  <h2 id="delete-h">Delete the account</h2>
+  ${body}
+</section>`;
+}
+
 /** The staff side: every account, its users and sites; creating accounts (with their first user) and sites. */
 export async function staffPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
 
-  async function accountsPage(ui: UiContext, values: NewAccount = { account: '', email: '' }, problems: Record<string, string[]> = {}) {
+  async function accountsPage(ui: UiContext, values: NewAccount = { account: '', email: '' }, problems: Record<string, string[]> = {}, done: SafeHtml = html``) {
     const accounts = await services.uiQueries.accounts();
     return {
       title: 'Accounts',
@@ -122,9 +172,10 @@ export async function staffPages(app: FastifyInstance, options: WebOptions) {
       body: html`<div class="page-head">
   <div>
     <h1>Accounts</h1>
-    <p class="muted">Every customer account. As staff you can open any account’s site reports and articles, create accounts and add sites; changing articles is left to their owners.</p>
+    <p class="muted">Every customer account. As staff you can open any account’s site reports and articles, create accounts, add sites, import deliveries, and export or delete an account; changing articles is left to their owners.</p>
   </div>
 </div>
+${done}
 ${newAccountForm(ui, values, problems)}
 <section class="card">
   ${tableWrap(
@@ -145,7 +196,11 @@ ${newAccountForm(ui, values, problems)}
     };
   }
 
-  async function accountPage(ui: UiContext, accountId: number, extra: { created?: SafeHtml; values?: NewSite; problems?: Record<string, string[]> } = {}) {
+  async function accountPage(
+    ui: UiContext,
+    accountId: number,
+    extra: { created?: SafeHtml; values?: NewSite; problems?: Record<string, string[]>; deleteProblems?: Record<string, string[]> } = {},
+  ) {
     const account = await services.uiQueries.account(accountId);
     if (!account) throw new AppError('not_found', 'No account with this id.');
     const sites = await services.uiQueries.sitesOfAccount(accountId);
@@ -153,6 +208,7 @@ ${newAccountForm(ui, values, problems)}
     const month = toDay(now).slice(0, 7);
     const stats = await Promise.all(sites.map((site) => services.stats.forRange(site.id, `${month}-01`, toDay(now))));
     const waiting = await services.onboarding.awaitingPassword(accountId);
+    const holdsStaff = await services.accountDeletion.holdsStaff(accountId);
     return {
       title: account.name,
       active: 'staff' as const,
@@ -161,7 +217,9 @@ ${newAccountForm(ui, values, problems)}
 ${extra.created ?? ''}
 ${sites.length === 0 ? html`<p class="empty">This account has no sites.</p>` : html`<ul class="site-grid">${sites.map((site, i) => siteCard(site, stats[i], month))}</ul>`}
 ${newSiteForm(ui, accountId, extra.values ?? { name: '', website_url: '', language: '' }, extra.problems ?? {})}
-${awaitingPassword(ui, accountId, waiting)}`,
+${awaitingPassword(ui, accountId, waiting)}
+${dataSection(accountId)}
+${deleteSection(ui, account, holdsStaff, extra.deleteProblems ?? {})}`,
     };
   }
 
@@ -176,9 +234,10 @@ ${awaitingPassword(ui, accountId, waiting)}`,
     return reply.redirect(`/app/staff/accounts/${accountId}?created=1`, 303);
   }
 
-  app.get('/app/staff', async (request, reply) => {
+  app.get<{ Querystring: { deleted?: string } }>('/app/staff', async (request, reply) => {
     const ui = staffOnly(request);
-    return sendPage(reply, ui, await accountsPage(ui));
+    const done = textField(request.query.deleted) === '' ? html`` : deletedNotice(await services.sessions.takeFlash(ui.session.id));
+    return sendPage(reply, ui, await accountsPage(ui, undefined, undefined, done));
   });
 
   app.post<{ Body: Record<string, unknown> | undefined }>('/app/staff/accounts', async (request, reply) => {
@@ -221,5 +280,31 @@ ${awaitingPassword(ui, accountId, waiting)}`,
       return sendPage(reply, ui, await accountPage(ui, accountId, { values, problems: problemsOf(error) }), 422);
     }
     return reply.redirect(`/app/staff/accounts/${accountId}`, 303);
+  });
+
+  app.get<{ Params: { id: string } }>('/app/staff/accounts/:id/export', async (request, reply) => {
+    const ui = staffOnly(request);
+    const accountId = idParam(request.params.id, 'account');
+    const pieces = await services.exporter.staffDownload(ui.actor, accountId);
+    return reply
+      .type('application/json; charset=utf-8')
+      .header('content-disposition', `attachment; filename="anchorage-account-${accountId}.json"`)
+      .header('cache-control', 'no-store')
+      .send(Readable.from(pieces));
+  });
+
+  app.post<{ Params: { id: string }; Body: Record<string, unknown> | undefined }>('/app/staff/accounts/:id/delete', async (request, reply) => {
+    const ui = staffOnly(request);
+    const accountId = idParam(request.params.id, 'account');
+    let deleted: DeletedAccount;
+    try {
+      deleted = await services.accountDeletion.deleteAccount(accountId, textField(request.body?.confirm), ui.actor);
+    } catch (error) {
+      return sendPage(reply, ui, await accountPage(ui, accountId, { deleteProblems: problemsOf(error) }), 422);
+    }
+    const { name, users, sites, articles, backlinks } = deleted;
+    const flash: DeletedFlash = { kind: 'account_deleted', name, users, sites, articles, backlinks };
+    await services.sessions.setFlash(ui.session.id, JSON.stringify(flash));
+    return reply.redirect('/app/staff?deleted=1', 303);
   });
 }

@@ -1,0 +1,105 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { password } from './browser.js';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
+
+/** The provider's side in Chromium: upload an import file, read its plan, apply it and follow it; then delete the account, typing its name. */
+describe.each([1280, 390])('staff import and delete in Chromium at %i px', (width) => {
+  let h: Harness;
+  let context: BrowserContext;
+  let userDataDir: string;
+  let base: string;
+  let staffEmail: string;
+  let customer: Awaited<ReturnType<typeof createCustomer>>;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
+    h = await startHarness({ listen: true });
+    base = h.settings.publicUrl;
+    staffEmail = (await createCustomer(h.services, { staff: true })).email;
+    customer = await createCustomer(h.services);
+    await h.services.db.kysely.updateTable('accounts').set({ name: 'Lighthouse Café' }).where('id', '=', customer.accountId).execute();
+    mkdirSync(screenshots, { recursive: true });
+    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: chromiumPath,
+      headless: true,
+      viewport: { width, height: 900 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await h?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  const watch = (page: Page) => {
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+  };
+  const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
+  it('upload → plan → apply → imported; then delete the account with its name typed', async () => {
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(`${base}/app/sign-in`);
+    await page.getByLabel('E-mail').fill(staffEmail);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/app`);
+
+    const file = {
+      sites: [
+        {
+          owner: customer.email,
+          website_url: 'https://lighthouse.example',
+          name: 'Lighthouse Café',
+          articles: [{ url: 'https://lighthouse.example/menu', title: 'Menu', status: 'published', published_at: '2026-11-02T09:00:00Z', body: '<p>Coffee.</p>' }],
+          backlinks: Array.from({ length: 2_000 }, (_, i) => ({ source_url: `https://s${i}.example/`, target_url: 'https://lighthouse.example/', category: 'local', status: 'live', acquired_at: '2026-11-03T09:00:00Z' })),
+        },
+      ],
+    };
+    await page.goto(`${base}/app/staff/accounts/${customer.accountId}`);
+    await page.getByRole('link', { name: 'Import a file' }).click();
+    await page.getByLabel(/Import file/).setInputFiles({ name: 'delivery.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(file)) });
+    await page.getByRole('button', { name: 'Check the file' }).click();
+    await page.waitForSelector('text=No problems. Nothing has been written yet');
+    expect(await page.locator('table').textContent()).toContain('2000');
+    expect(await sideways(page)).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(screenshots, `staff-import-plan-${width}.png`), fullPage: true });
+    await page.getByRole('button', { name: 'Apply the import' }).click();
+    // The page follows the apply (the progress script) and shows what it did.
+    await page.waitForSelector('text=The file was imported.', { timeout: 60_000 });
+    expect(await page.locator('table').textContent()).toContain('created');
+    expect(await sideways(page)).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(screenshots, `staff-import-done-${width}.png`), fullPage: true });
+    const backlinks = await h.services.db.kysely.selectFrom('backlinks').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', customer.accountId).executeTakeFirstOrThrow();
+    expect(Number(backlinks.n)).toBe(2_000);
+
+    await page.goto(`${base}/app/staff/accounts/${customer.accountId}`);
+    await page.getByLabel(/Type the account’s name/).fill('Lighthouse');
+    await page.getByRole('button', { name: 'Delete this account' }).click();
+    await page.waitForSelector('text=Nothing was deleted');
+    expect(await h.services.uiQueries.account(customer.accountId)).toBeDefined();
+    await page.getByLabel(/Type the account’s name/).fill('Lighthouse Café');
+    expect(await sideways(page)).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(screenshots, `staff-delete-confirm-${width}.png`), fullPage: true });
+    await page.getByRole('button', { name: 'Delete this account' }).click();
+    await page.waitForURL(`${base}/app/staff?deleted=1`);
+    expect(await page.textContent('main')).toContain('The account Lighthouse Café was deleted');
+    expect(await h.services.uiQueries.account(customer.accountId)).toBeUndefined();
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
