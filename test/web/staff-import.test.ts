@@ -158,6 +158,24 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
     expect(large.statusCode).toBe(413);
     expect(large.body).toContain('at most 12582912 bytes');
     expect((await postFile(h, browser, { _csrf: 'x'.repeat(32) }, delivery(customer.email, 1))).statusCode).toBe(403);
+    // A malformed multipart body, or a file in another field, is refused, never a 5xx.
+    const cookie = `${browser.sessionCookieName}=${browser.cookie}`;
+    for (const [contentType, payload] of [
+      ['multipart/form-data; boundary=x', 'garbage without a boundary'],
+      ['multipart/form-data', '--x\r\n'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="file"; filename="a.json"\r\n\r\n{"sites":'],
+    ]) {
+      const malformed = await h.app.inject({ method: 'POST', url: '/app/staff/imports', headers: { cookie, 'content-type': contentType! }, payload });
+      expect(malformed.statusCode, payload).toBeGreaterThanOrEqual(400);
+      expect(malformed.statusCode, payload).toBeLessThan(500);
+    }
+    const form = new FormData();
+    form.append('_csrf', csrfOf((await browser.get('/app/staff/imports')).body));
+    form.append('other', new Blob(['{}']), 'other.json');
+    const encoded = new Response(form);
+    const wrongField = await h.app.inject({ method: 'POST', url: '/app/staff/imports', headers: { cookie, 'content-type': encoded.headers.get('content-type')! }, payload: Buffer.from(await encoded.arrayBuffer()) });
+    expect(wrongField.statusCode).toBe(422);
+    expect(wrongField.body).toContain('Send the import file in the field file.');
 
     const uploaded = await upload(delivery(customer.email, 1));
     const location = uploaded.headers.location as string;
