@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { AppError } from '../core/errors.js';
 import { randomBase62, sha256 } from '../core/secrets.js';
@@ -13,6 +14,20 @@ const tokenPattern = /^iu_[0-9A-Za-z]{40}$/;
 
 /** An apply's progress reaches the database at most this often (ms). */
 const progressWriteMs = 500;
+
+/** Bytes of the file the reader takes at a time, a turn of the event loop apart. */
+const pieceBytes = 64 * 1024;
+
+/**
+ * The file in pieces with a turn of the event loop before each: given whole, the reader would
+ * parse and check it in one go, and requests would wait for all of it.
+ */
+async function* inPieces(file: Buffer): AsyncGenerator<Buffer> {
+  for (let at = 0; at < file.length; at += pieceBytes) {
+    await nextTurn();
+    yield file.subarray(at, at + pieceBytes);
+  }
+}
 
 /** Uploads older than this (ms) are deleted by the next upload, unless an apply is running. */
 const keepUploadsMs = 24 * 3_600_000;
@@ -68,7 +83,7 @@ export class ImportUploadsService {
   /** Checks and plans `file`, keeps it for the apply (when it has no problem), and returns its token. */
   async upload(actor: Actor, sessionId: string, file: Buffer): Promise<string> {
     requireStaff(actor);
-    const plan = await this.importer.dryRun(() => [file]);
+    const plan = await this.importer.dryRun(() => inPieces(file));
     const refused = plan.problems.length > 0;
     const token = `iu_${randomBase62(40)}`;
     const now = toTimestamp(this.clock.now());
@@ -166,7 +181,7 @@ export class ImportUploadsService {
     let state: 'applied' | 'failed';
     let outcome: UploadOutcome;
     try {
-      const sites = await this.importer.importFrom(() => [bytes], onProgress);
+      const sites = await this.importer.importFrom(() => inPieces(bytes), onProgress);
       state = 'applied';
       outcome = { sites: sites.map((site) => ({ id: site.id, site: site.site, articles: site.articles, backlinks: site.backlinks })) };
     } catch (error) {
