@@ -1,65 +1,37 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { refusedRequest, runInBrowser, signInThroughForm, useBrowser } from '../helpers/chromium.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { password } from './browser.js';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshots = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
 /** The provider's side in Chromium: upload an import file, read its plan, apply it and follow it; then delete the account, typing its name. */
-describe.each([1280, 390])('staff import and delete in Chromium at %i px', (width) => {
-  let h: Harness;
-  let context: BrowserContext;
-  let userDataDir: string;
+describe.skipIf(!runInBrowser).each([1280, 390])('staff import and delete in Chromium at %i px', (width) => {
+  const h = useHarness({ listen: true });
+  // The refused confirmation answers 422, which Chromium reports on the console.
+  const browser = useBrowser({ viewport: { width, height: 900 }, consoleErrors: { except: refusedRequest } });
   let base: string;
   let staffEmail: string;
   let customer: Awaited<ReturnType<typeof createCustomer>>;
-  const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
-    h = await startHarness({ listen: true });
     base = h.settings.publicUrl;
     staffEmail = (await createCustomer(h.services, { staff: true })).email;
     customer = await createCustomer(h.services);
     await h.services.db.kysely.updateTable('accounts').set({ name: 'Lighthouse Café' }).where('id', '=', customer.accountId).execute();
     mkdirSync(screenshots, { recursive: true });
-    userDataDir = mkdtempSync(join(tmpdir(), 'anchorage-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await h?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
-
-  const watch = (page: Page) => {
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-  };
   const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
   it('upload → plan → apply → imported; then delete the account with its name typed', async () => {
-    const page = await context.newPage();
-    watch(page);
-    await page.goto(`${base}/app/sign-in`);
-    await page.getByLabel('E-mail').fill(staffEmail);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/app`);
+    const { page } = browser;
+    await signInThroughForm(page, base, staffEmail, password);
 
     const file = {
       sites: [
@@ -108,7 +80,7 @@ describe.each([1280, 390])('staff import and delete in Chromium at %i px', (widt
     await uploads().set({ state: 'applied', progress: JSON.stringify({ sites: 1, articles: 1, backlinks: 2000 }), outcome: JSON.stringify({ sites: [] }) }).execute();
     await page.waitForSelector('text=The file was imported.');
 
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
     await page.goto(`${base}/app/staff/accounts/${customer.accountId}`);
     await page.getByLabel(/Type the account’s name/).fill('Lighthouse');
     await page.getByRole('button', { name: 'Delete this account' }).click();
@@ -121,7 +93,6 @@ describe.each([1280, 390])('staff import and delete in Chromium at %i px', (widt
     await page.waitForURL(`${base}/app/staff?deleted=1`);
     expect(await page.textContent('main')).toContain('The account Lighthouse Café was deleted');
     expect(await h.services.uiQueries.account(customer.accountId)).toBeUndefined();
-    // The refused name is the one page that answered with an error status.
-    expect(problems).toEqual(['Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)']);
+    expect(browser.problems).toEqual([]);
   }, 120_000);
 });
