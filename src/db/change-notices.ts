@@ -157,7 +157,7 @@ export class ChangeListener {
     if (this.closed) return;
     this.retryAt = performance.now() + Math.min(lastRetryMs, firstRetryMs * 2 ** this.failures);
     this.failures += 1;
-    if (!this.warned) this.warn?.('change notices unavailable: API keys, sites and articles are read from the database on every request until they are back', error);
+    if (!this.warned) this.warn?.('change notices unavailable: API keys, OAuth access tokens, sites and articles are read from the database on every request until they are back', error);
     this.warned = true;
   }
 

@@ -1,11 +1,12 @@
 /**
  * The change notices a node listens to (PostgreSQL) or counts (SQLite): the channel and the topics
- * that the triggers of migrations 013, 017 and 018 fire. Those migrations keep their own copies.
+ * that the triggers of migrations 013, 017, 018 and 025 fire. Those migrations keep their own copies.
  *
  * `keys`: the API keys a node has looked up (a key or its user changed or went); `sites`: the
- * sites it has read; `articles`: the articles it has answered with.
+ * sites it has read; `articles`: the articles it has answered with; `tokens`: the OAuth access
+ * tokens it has accepted (a token or its connection changed or went).
  */
 export const changesChannel = 'anchorage_changes';
 
-export const changeTopics = ['keys', 'sites', 'articles'] as const;
+export const changeTopics = ['keys', 'sites', 'articles', 'tokens'] as const;
 export type ChangeTopic = (typeof changeTopics)[number];

@@ -21,7 +21,7 @@ import { ImportUploadsService } from './import-uploads.js';
 import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
 import { Mailer, type MailSettings } from './mailer.js';
-import { OAuthService } from './oauth/index.js';
+import { fetchClientMetadataDocument, OAuthService } from './oauth/index.js';
 import { OnboardingService } from './onboarding.js';
 import { ReportSubscriptionsService } from './report-mail.js';
 import { ReportSharesService } from './report-shares.js';
@@ -123,7 +123,7 @@ export function createServices(deps: ServiceDeps) {
     ),
     authorizeLimiter: new WindowLimiter({ points: deps.abuse.authorizePerMinute, duration: 60, keyPrefix: 'anchorage:authorize' }, deps.redis),
     uiQueries: new UiQueries(kysely),
-    oauth: new OAuthService(kysely, clock),
+    oauth: new OAuthService(kysely, clock, fetchClientMetadataDocument, db.watchChanges('tokens')),
     housekeeping: new Housekeeping(db, clock, deps.housekeeping),
     reportShares: new ReportSharesService(kysely, clock, activity),
     reportSubscriptions: new ReportSubscriptionsService(kysely, clock),

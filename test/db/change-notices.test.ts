@@ -37,7 +37,7 @@ describe('ChangeListener without a database to listen to', () => {
     await setTimeout(300);
     for (let i = 0; i < 20; i++) expect([keys(), sites()]).toEqual([true, true]);
     expect(connects).toHaveLength(1);
-    expect(warnings).toEqual(['change notices unavailable: API keys, sites and articles are read from the database on every request until they are back']);
+    expect(warnings).toEqual(['change notices unavailable: API keys, OAuth access tokens, sites and articles are read from the database on every request until they are back']);
 
     await setTimeout(1_100);
     expect(sites()).toBe(true);

@@ -59,6 +59,7 @@ export class OAuthCodes {
     // holds the row until its grant is recorded, so a request racing it with the same code waits,
     // finds the code spent with that grant, and revokes it (RFC 6749 §4.1.2). A refusal is
     // returned, not thrown, so that it commits: a failed attempt still spends the code.
+    let revokedGrant = false;
     const outcome = await this.db.transaction().execute(async (trx): Promise<TokenSet | OAuthProblem> => {
       const code = await trx
         .updateTable('oauth_codes')
@@ -69,7 +70,10 @@ export class OAuthCodes {
         .executeTakeFirst();
       if (!code) {
         const spent = await trx.selectFrom('oauth_codes').select('grant_id').where('code_hash', '=', codeHash).executeTakeFirst();
-        if (spent?.grant_id) await this.grants.revoke(spent.grant_id, trx);
+        if (spent?.grant_id) {
+          await this.grants.revoke(spent.grant_id, trx);
+          revokedGrant = true;
+        }
         return invalidGrant(spent ? 'The authorization code was used already.' : 'The authorization code is unknown.');
       }
       if (code.expires_at <= now) return invalidGrant('The authorization code has expired.');
@@ -87,6 +91,7 @@ export class OAuthCodes {
       await trx.updateTable('oauth_codes').set({ grant_id: grant.id }).where('code_hash', '=', codeHash).execute();
       return issueTokens(trx, this.clock, grant.id, code.scope, resource);
     });
+    if (revokedGrant) this.grants.forgetKeptTokens();
     if (outcome instanceof OAuthProblem) throw outcome;
     return outcome;
   }

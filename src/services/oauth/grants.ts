@@ -4,6 +4,7 @@ import { toTimestamp } from '../../core/time.js';
 import type { Database } from '../../db/schema.js';
 import type { Scope } from '../actor.js';
 import { scopesOf } from './scopes.js';
+import type { KeptAccessTokens } from './tokens.js';
 
 export interface GrantSummary {
   id: number;
@@ -24,6 +25,8 @@ export class OAuthGrants {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    /** The access tokens this node keeps: a revoked connection's are forgotten at once. */
+    private readonly keptTokens: Pick<KeptAccessTokens, 'forget'>,
   ) {}
 
   /** The user's open connections, newest first. */
@@ -62,12 +65,14 @@ export class OAuthGrants {
       .where('user_id', '=', userId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    this.keptTokens.forget();
     return Number(result.numUpdatedRows) > 0;
   }
 
   /**
    * Every token of a revoked grant fails from then on: authentication and refresh check the grant.
-   * `conn` is the caller's transaction when the revocation must commit with it.
+   * `conn` is the caller's transaction when the revocation must commit with it; the caller then
+   * forgets the kept tokens again once it has committed (`forgetKeptTokens`).
    */
   async revoke(grantId: number, conn: Kysely<Database> = this.db): Promise<void> {
     await conn
@@ -76,6 +81,12 @@ export class OAuthGrants {
       .where('id', '=', grantId)
       .where('revoked_at', 'is', null)
       .execute();
+    this.keptTokens.forget();
+  }
+
+  /** After a transaction that revoked a grant committed: a token read meanwhile is not kept. */
+  forgetKeptTokens(): void {
+    this.keptTokens.forget();
   }
 
   /** Notes that the connection was used (shown in the UI), at most once a minute. */

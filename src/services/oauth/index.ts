@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
+import { KeptRows } from '../../core/kept-rows.js';
 import type { Clock } from '../../core/time.js';
 import type { Database } from '../../db/schema.js';
 import { OAuthClients } from './clients.js';
 import { OAuthCodes } from './codes.js';
 import { OAuthGrants } from './grants.js';
 import { type DocumentFetcher, fetchClientMetadataDocument } from './metadata-documents.js';
-import { OAuthTokens } from './tokens.js';
+import { type KeptAccessToken, OAuthTokens } from './tokens.js';
 
 export type { OAuthClient } from './clients.js';
 export type { GrantSummary } from './grants.js';
@@ -17,6 +18,9 @@ export { everyResource } from './resources.js';
 export { readScope, requestsWrite, scopeOf, scopesOf, supportedScopes, writeScope } from './scopes.js';
 export type { TokenSet } from './tokens.js';
 
+/** Access tokens a node keeps in memory (by hash); past this many the oldest is dropped. */
+const keptTokensMax = 10_000;
+
 /**
  * The authorization server's state, one noun per module: clients, codes, grants (a user's
  * connections) and tokens. Codes and tokens are random and stored only as SHA-256 hashes.
@@ -27,11 +31,21 @@ export class OAuthService {
   private readonly connections: OAuthGrants;
   private readonly tokens: OAuthTokens;
 
-  constructor(db: Kysely<Database>, clock: Clock, fetchDocument: DocumentFetcher = fetchClientMetadataDocument) {
+  /**
+   * `tokensChangedElsewhere` is the `tokens` change watch (`Db.watchChanges('tokens')`); without
+   * one, nothing is kept and every token is looked up.
+   */
+  constructor(
+    db: Kysely<Database>,
+    clock: Clock,
+    fetchDocument: DocumentFetcher = fetchClientMetadataDocument,
+    tokensChangedElsewhere: () => boolean = () => true,
+  ) {
+    const keptTokens = new KeptRows<string, KeptAccessToken>(tokensChangedElsewhere, keptTokensMax);
     this.clients = new OAuthClients(db, clock, fetchDocument);
-    this.connections = new OAuthGrants(db, clock);
+    this.connections = new OAuthGrants(db, clock, keptTokens);
     this.codes = new OAuthCodes(db, clock, this.clients, this.connections);
-    this.tokens = new OAuthTokens(db, clock, this.clients, this.connections);
+    this.tokens = new OAuthTokens(db, clock, this.clients, this.connections, keptTokens);
   }
 
   register: OAuthClients['register'] = (input, admitNew) => this.clients.register(input, admitNew);

@@ -1,9 +1,11 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { KeptRows } from '../../core/kept-rows.js';
 import { randomBase62, sha256 } from '../../core/secrets.js';
 import type { Clock } from '../../core/time.js';
 import { toTimestamp } from '../../core/time.js';
+import { precompiled } from '../../db/precompiled.js';
 import type { Database } from '../../db/schema.js';
-import type { Actor, RequestInfo } from '../actor.js';
+import type { Actor, RequestInfo, Scope } from '../actor.js';
 import type { OAuthClients } from './clients.js';
 import type { OAuthGrants } from './grants.js';
 import { invalidGrant, OAuthProblem } from './problems.js';
@@ -22,6 +24,21 @@ const accessTokenSeconds = 3600;
 const refreshTokenSeconds = 30 * 24 * 3600;
 
 const accessTokenPattern = /^mcp_at_[0-9A-Za-z]{40}$/;
+
+/** An unrevoked access token of an open connection, as a node keeps it (by the token's hash). */
+export interface KeptAccessToken {
+  grantId: number;
+  userId: number;
+  accountId: number;
+  scopes: readonly Scope[];
+  /** The MCP addresses it is bound to. */
+  resources: readonly string[];
+  /** When it expires (ms since the epoch): compared with the clock on every use. */
+  expiresAt: number;
+}
+
+/** The access tokens a node keeps, shared by everything that revokes one (`forget` as it commits). */
+export type KeptAccessTokens = KeptRows<string, KeptAccessToken>;
 
 /** A new access and refresh token pair for a grant, stored as hashes inside the caller's transaction. */
 export async function issueTokens(trx: Kysely<Database>, clock: Clock, grantId: number, scope: string, resource: string): Promise<TokenSet> {
@@ -45,12 +62,34 @@ export async function issueTokens(trx: Kysely<Database>, clock: Clock, grantId: 
 
 /** Access tokens (1 hour) and refresh tokens (30 days, rotating) of the connections. */
 export class OAuthTokens {
+  /** The unrevoked access token of an open connection with a hash. */
+  private readonly accessByHash;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly clients: OAuthClients,
     private readonly grants: OAuthGrants,
-  ) {}
+    /**
+     * Access tokens already accepted, as API keys are kept (`KeysService`): a tool call's token
+     * costs no query. A revocation elsewhere is heard through the `tokens` change watch; this
+     * process's own revocations forget them at once.
+     */
+    private readonly kept: KeptAccessTokens,
+  ) {
+    this.accessByHash = precompiled(
+      db,
+      db
+        .selectFrom('oauth_tokens')
+        .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
+        .select(['oauth_tokens.grant_id', 'oauth_tokens.resource', 'oauth_tokens.expires_at', 'oauth_grants.user_id', 'oauth_grants.account_id', 'oauth_grants.scope'])
+        .where('oauth_tokens.token_hash', '=', '')
+        // A literal: the one parameter is the hash.
+        .where('oauth_tokens.kind', '=', sql.lit('access'))
+        .where('oauth_tokens.revoked_at', 'is', null)
+        .where('oauth_grants.revoked_at', 'is', null),
+    );
+  }
 
   /** The refresh_token grant: rotates the pair; a rotated token presented again revokes the connection. */
   async refresh(input: { refreshToken: string; clientId: string; resource: string | undefined }): Promise<TokenSet> {
@@ -96,11 +135,15 @@ export class OAuthTokens {
         await this.grants.revoke(token.grant_id, trx);
         return invalidGrant('The refresh token was used already; the connection has been revoked.');
       }
-      // Housekeeping: the connection's expired tokens can do nothing any more.
-      await trx.deleteFrom('oauth_tokens').where('grant_id', '=', token.grant_id).where('expires_at', '<=', now).execute();
+      // The connection's expired tokens stay for housekeeping: deleting them here would tell every
+      // node to forget the access tokens it keeps (migration 025), at each refresh.
       return issueTokens(trx, this.clock, token.grant_id, token.scope, resource);
     });
-    if (outcome instanceof OAuthProblem) throw outcome;
+    if (outcome instanceof OAuthProblem) {
+      // The replay's revocation has committed: a token read meanwhile is not kept.
+      this.grants.forgetKeptTokens();
+      throw outcome;
+    }
     return outcome;
   }
 
@@ -122,31 +165,36 @@ export class OAuthTokens {
       .set({ revoked_at: toTimestamp(this.clock.now()) })
       .where('token_hash', '=', row.token_hash)
       .execute();
+    this.kept.forget();
   }
 
   /** The actor of a valid access token bound to `expectedResource` (among others, if it names none), or undefined. */
   async authenticate(accessToken: string, expectedResource: string, request: RequestInfo | null): Promise<Actor | undefined> {
     if (!accessTokenPattern.test(accessToken)) return undefined;
-    const row = await this.db
-      .selectFrom('oauth_tokens')
-      .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
-      .select(['oauth_tokens.grant_id', 'oauth_tokens.resource', 'oauth_grants.user_id', 'oauth_grants.account_id', 'oauth_grants.scope'])
-      .where('oauth_tokens.token_hash', '=', sha256(accessToken))
-      .where('oauth_tokens.kind', '=', 'access')
-      .where('oauth_tokens.revoked_at', 'is', null)
-      .where('oauth_tokens.expires_at', '>', toTimestamp(this.clock.now()))
-      .where('oauth_grants.revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (!row || !resourcesOf(row.resource).includes(expectedResource)) return undefined;
-    this.grants.touch(row.grant_id);
+    const hash = sha256(accessToken);
+    const token = await this.kept.get(hash, async () => {
+      const row = (await this.accessByHash(hash))[0];
+      return (
+        row && {
+          grantId: row.grant_id,
+          userId: row.user_id,
+          accountId: row.account_id,
+          scopes: scopesOf(row.scope),
+          resources: resourcesOf(row.resource),
+          expiresAt: Date.parse(row.expires_at),
+        }
+      );
+    });
+    if (!token || token.expiresAt <= this.clock.now().getTime() || !token.resources.includes(expectedResource)) return undefined;
+    this.grants.touch(token.grantId);
     return {
-      accountId: row.account_id,
-      userId: row.user_id,
-      credential: { kind: 'mcp_grant', id: row.grant_id },
+      accountId: token.accountId,
+      userId: token.userId,
+      credential: { kind: 'mcp_grant', id: token.grantId },
       channel: 'mcp',
       // A connection sees its user's own account only, even for staff.
       staff: false,
-      scopes: scopesOf(row.scope),
+      scopes: token.scopes,
       request,
     };
   }
