@@ -4,7 +4,7 @@ import { toTimestamp } from '../../core/time.js';
 import type { Database } from '../../db/schema.js';
 import type { Scope } from '../actor.js';
 import { scopesOf } from './scopes.js';
-import type { KeptAccessTokens } from './tokens.js';
+import type { KeptAccessTokens } from './kept-tokens.js';
 
 export interface GrantSummary {
   id: number;

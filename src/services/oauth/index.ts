@@ -6,7 +6,8 @@ import { OAuthClients } from './clients.js';
 import { OAuthCodes } from './codes.js';
 import { OAuthGrants } from './grants.js';
 import { type DocumentFetcher, fetchClientMetadataDocument } from './metadata-documents.js';
-import { type KeptAccessToken, OAuthTokens } from './tokens.js';
+import type { KeptAccessToken } from './kept-tokens.js';
+import { OAuthTokens } from './tokens.js';
 
 export type { OAuthClient } from './clients.js';
 export type { GrantSummary } from './grants.js';

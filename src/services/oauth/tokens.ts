@@ -1,13 +1,13 @@
 import { type Kysely, sql } from 'kysely';
-import type { KeptRows } from '../../core/kept-rows.js';
 import { randomBase62, sha256 } from '../../core/secrets.js';
 import type { Clock } from '../../core/time.js';
 import { toTimestamp } from '../../core/time.js';
 import { precompiled } from '../../db/precompiled.js';
 import type { Database } from '../../db/schema.js';
-import type { Actor, RequestInfo, Scope } from '../actor.js';
+import type { Actor, RequestInfo } from '../actor.js';
 import type { OAuthClients } from './clients.js';
 import type { OAuthGrants } from './grants.js';
+import type { KeptAccessTokens } from './kept-tokens.js';
 import { invalidGrant, OAuthProblem } from './problems.js';
 import { narrowedResource, resourcesOf } from './resources.js';
 import { scopesOf } from './scopes.js';
@@ -24,21 +24,6 @@ const accessTokenSeconds = 3600;
 const refreshTokenSeconds = 30 * 24 * 3600;
 
 const accessTokenPattern = /^mcp_at_[0-9A-Za-z]{40}$/;
-
-/** An unrevoked access token of an open connection, as a node keeps it (by the token's hash). */
-export interface KeptAccessToken {
-  grantId: number;
-  userId: number;
-  accountId: number;
-  scopes: readonly Scope[];
-  /** The MCP addresses it is bound to. */
-  resources: readonly string[];
-  /** When it expires (ms since the epoch): compared with the clock on every use. */
-  expiresAt: number;
-}
-
-/** The access tokens a node keeps, shared by everything that revokes one (`forget` as it commits). */
-export type KeptAccessTokens = KeptRows<string, KeptAccessToken>;
 
 /** A new access and refresh token pair for a grant, stored as hashes inside the caller's transaction. */
 export async function issueTokens(trx: Kysely<Database>, clock: Clock, grantId: number, scope: string, resource: string): Promise<TokenSet> {
