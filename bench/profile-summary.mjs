@@ -56,6 +56,11 @@ const areas = {
   'fastify': (n) => /node_modules\/(fastify|find-my-way|light-my-request|avvio)\//.test(n.callFrame.url),
   'rate limiter': (n) => /rate-limiter-flexible/.test(n.callFrame.url),
   'keys.authenticate': (n) => n.callFrame.functionName === 'authenticate' && /keys\.js/.test(n.callFrame.url),
+  // The MCP rows (`--only=mcp`): the endpoint, and the parts of a tool call around the read.
+  'MCP endpoint (mcp/plugin handler)': (n) => n.callFrame.functionName === 'handler' && /dist\/mcp\/plugin\.js/.test(n.callFrame.url),
+  'oauth tokens.authenticate': (n) => n.callFrame.functionName === 'authenticate' && /oauth\/tokens\.js/.test(n.callFrame.url),
+  'MCP SDK': (n) => /@modelcontextprotocol\//.test(n.callFrame.url),
+  'web Request, Response, Headers, streams (undici)': (n) => /node:internal\/(deps\/undici|webstreams)/.test(n.callFrame.url),
   'JSON.stringify / serialise': (n) => /stringify|serialize/i.test(n.callFrame.functionName),
 };
 console.log('\ninclusive time, share of busy:');
