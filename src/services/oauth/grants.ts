@@ -65,8 +65,9 @@ export class OAuthGrants {
       .where('user_id', '=', userId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    this.keptTokens.forget();
-    return Number(result.numUpdatedRows) > 0;
+    const revoked = Number(result.numUpdatedRows) > 0;
+    if (revoked) this.keptTokens.forget();
+    return revoked;
   }
 
   /**
@@ -75,13 +76,14 @@ export class OAuthGrants {
    * forgets the kept tokens again once it has committed (`forgetKeptTokens`).
    */
   async revoke(grantId: number, conn: Kysely<Database> = this.db): Promise<void> {
-    await conn
+    const result = await conn
       .updateTable('oauth_grants')
       .set({ revoked_at: toTimestamp(this.clock.now()) })
       .where('id', '=', grantId)
       .where('revoked_at', 'is', null)
-      .execute();
-    this.keptTokens.forget();
+      .executeTakeFirst();
+    // Only a change forgets: a request that changes nothing cannot empty what the node keeps.
+    if (Number(result.numUpdatedRows) > 0) this.keptTokens.forget();
   }
 
   /** After a transaction that revoked a grant committed: a token read meanwhile is not kept. */

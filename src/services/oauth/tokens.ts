@@ -145,12 +145,14 @@ export class OAuthTokens {
       .executeTakeFirst();
     if (!row || (clientId !== undefined && clientId !== row.client_id)) return;
     if (row.kind === 'refresh') return this.grants.revoke(row.grant_id);
-    await this.db
+    const result = await this.db
       .updateTable('oauth_tokens')
       .set({ revoked_at: toTimestamp(this.clock.now()) })
       .where('token_hash', '=', row.token_hash)
-      .execute();
-    this.kept.forget();
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    // Only a change forgets: revoking a revoked token again cannot empty what the node keeps.
+    if (Number(result.numUpdatedRows) > 0) this.kept.forget();
   }
 
   /** The actor of a valid access token bound to `expectedResource` (among others, if it names none), or undefined. */
