@@ -48,7 +48,7 @@ export class AccountDeletionService {
     private readonly activity: ActivityLog,
     private readonly media: MediaStore,
     private readonly publicUrl: string,
-    /** Forgets what this process keeps of keys, sites and articles (other nodes hear the triggers' notices). */
+    /** Forgets what this process keeps of keys, access tokens, sites and articles (other nodes hear the triggers' notices). */
     private readonly forgetKept: () => void,
     /** Told when removing the file store's images fails after the deletion committed. */
     private readonly onBackgroundError: (error: unknown) => void,

@@ -84,10 +84,12 @@ export function createServices(deps: ServiceDeps) {
     () => articles.changed(),
   );
   const mailer = deps.mail ? new Mailer(deps.mail) : undefined;
+  const oauth = new OAuthService(kysely, clock, fetchClientMetadataDocument, db.watchChanges('tokens'));
   const forgetKept = () => {
     keys.forget();
     sites.forget();
     articles.changed();
+    oauth.forgetKeptTokens();
   };
   return {
     db,
@@ -123,7 +125,7 @@ export function createServices(deps: ServiceDeps) {
     ),
     authorizeLimiter: new WindowLimiter({ points: deps.abuse.authorizePerMinute, duration: 60, keyPrefix: 'anchorage:authorize' }, deps.redis),
     uiQueries: new UiQueries(kysely),
-    oauth: new OAuthService(kysely, clock, fetchClientMetadataDocument, db.watchChanges('tokens')),
+    oauth,
     housekeeping: new Housekeeping(db, clock, deps.housekeeping),
     reportShares: new ReportSharesService(kysely, clock, activity),
     reportSubscriptions: new ReportSubscriptionsService(kysely, clock),

@@ -31,6 +31,7 @@ export class OAuthService {
   private readonly codes: OAuthCodes;
   private readonly connections: OAuthGrants;
   private readonly tokens: OAuthTokens;
+  private readonly keptTokens: KeptRows<string, KeptAccessToken>;
 
   /**
    * `tokensChangedElsewhere` is the `tokens` change watch (`Db.watchChanges('tokens')`); without
@@ -42,11 +43,16 @@ export class OAuthService {
     fetchDocument: DocumentFetcher = fetchClientMetadataDocument,
     tokensChangedElsewhere: () => boolean = () => true,
   ) {
-    const keptTokens = new KeptRows<string, KeptAccessToken>(tokensChangedElsewhere, keptTokensMax);
+    this.keptTokens = new KeptRows<string, KeptAccessToken>(tokensChangedElsewhere, keptTokensMax);
     this.clients = new OAuthClients(db, clock, fetchDocument);
-    this.connections = new OAuthGrants(db, clock, keptTokens);
+    this.connections = new OAuthGrants(db, clock, this.keptTokens);
     this.codes = new OAuthCodes(db, clock, this.clients, this.connections);
-    this.tokens = new OAuthTokens(db, clock, this.clients, this.connections, keptTokens);
+    this.tokens = new OAuthTokens(db, clock, this.clients, this.connections, this.keptTokens);
+  }
+
+  /** Forgets the access tokens this process keeps: connections changed here outside this service (an account deleted). */
+  forgetKeptTokens(): void {
+    this.keptTokens.forget();
   }
 
   register: OAuthClients['register'] = (input, admitNew) => this.clients.register(input, admitNew);
