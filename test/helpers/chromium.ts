@@ -16,6 +16,13 @@ export const refusedRequest = /^Failed to load resource: the server responded wi
 /** No sandbox (containers have none to give), no GPU, nothing fetched in the background. */
 const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
+/**
+ * Chromium's environment: the tests' own, but for libfaketime (`scripts/test-at.sh` moves the
+ * clock of the test process). Preloaded into Chromium's processes it hangs their navigations;
+ * the clock under test is the service's.
+ */
+const chromiumEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'LD_PRELOAD' && !name.startsWith('FAKETIME'))) as Record<string, string>;
+
 function requireChromium(): void {
   if (!existsSync(chromiumPath)) throw new Error(`Chromium not found at ${chromiumPath}: the browser tests must run in CI.`);
 }
@@ -23,7 +30,7 @@ function requireChromium(): void {
 /** Chromium for a test that starts it outside hooks or opens pages of several sizes: close it when done. */
 export async function launchChromium(): Promise<Browser> {
   requireChromium();
-  return chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  return chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, env: chromiumEnv });
 }
 
 /** Signs in through the form at `origin`, and waits for the sites page it leads to. */
@@ -68,6 +75,7 @@ export function useBrowser(options: BrowserOptions = {}): UsedBrowser {
       headless: true,
       viewport: options.viewport ?? { width: 1280, height: 900 },
       args: chromiumArgs,
+      env: chromiumEnv,
     });
     browser.context = context;
     if (options.clipboardOrigin) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: options.clipboardOrigin() });
