@@ -363,7 +363,7 @@ describe('HtmlPool', () => {
       // The thread's next turn, where the pool's thread is once it has posted the answer.
       await new Promise((resolve) => setImmediate(resolve));
       const largeObjects = getHeapSpaceStatistics().find((space) => space.space_name === 'large_object_space').space_used_size;
-      parentPort.postMessage({ ok, heapMb: getHeapStatistics().total_physical_size / 2 ** 20, largeObjectsMb: largeObjects / 2 ** 20 });`;
+      parentPort.postMessage({ ok, heapMb: getHeapStatistics().used_heap_size / 2 ** 20, largeObjectsMb: largeObjects / 2 ** 20 });`;
     const bodies = [largeBody(30_000), largeBody(30_001)];
     const thread = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
       resourceLimits: threadResourceLimits(256),
@@ -377,9 +377,10 @@ describe('HtmlPool', () => {
     const [answer] = (await once(thread, 'message')) as [{ ok: boolean; heapMb: number; largeObjectsMb: number }];
     await thread.terminate();
     expect(answer.ok).toBe(true);
-    // 49 MB without the collection, 33–34 MB collected inside the task (its texts still in
-    // reach), 25–26 MB collected on the thread's next turn.
-    expect(answer.heapMb).toBeLessThan(30);
+    // The heap in use, not the memory V8 still holds for it (which its background threads give
+    // back later, on a busy machine after the measurement): collected on the thread's next turn, it
+    // is about 15–16 MB on Node 22 and 24, where a thread given a tiny body uses 10–11 MB.
+    expect(answer.heapMb).toBeLessThan(20);
     // Its large objects are the thread's own copies of the two bodies (its `workerData`), not
     // also the subject of its last regular-expression match (2.4 MB more), which V8 keeps until
     // the thread's next match.
