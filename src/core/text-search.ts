@@ -51,12 +51,16 @@ export function foldChar(char: string): string {
 /** `text` with each code point folded (`foldChar`): the same length and offsets as `text`. */
 export const foldText = (text: string): string => text.replace(changesWhenLowercased, foldChar);
 
+/** The code points that fold alike, by their fold (only folds with more than one); see `prepareCaseVariants`. */
+let variantsByFold: Map<string, string[]> | undefined;
+
 /**
- * The code points that fold alike, by their fold (only folds with more than one). Built when the
- * module loads, as a process starts: the walk over the first two planes (where every code point
- * with a case lies) would otherwise hold the event loop of the first search that needs it.
+ * Builds the table of code points that fold alike, once per process: the walk over the first two
+ * planes (where every code point with a case lies) would otherwise hold the event loop of the
+ * first search that needs it, so a process that searches calls this as it starts.
  */
-const variantsByFold = ((): Map<string, string[]> => {
+export function prepareCaseVariants(): Map<string, string[]> {
+  if (variantsByFold) return variantsByFold;
   const byFold = new Map<string, string[]>();
   const changes = /\p{Changes_When_Lowercased}/u;
   for (let cp = 0; cp <= 0x1ffff; cp++) {
@@ -69,8 +73,9 @@ const variantsByFold = ((): Map<string, string[]> => {
     if (known) known.push(source);
     else byFold.set(folded, [folded, source]);
   }
+  variantsByFold = byFold;
   return byFold;
-})();
+}
 
 /**
  * Every code point that folds as `char` does, `char` included: what a case-insensitive query
@@ -78,7 +83,7 @@ const variantsByFold = ((): Map<string, string[]> => {
  */
 export function caseVariants(char: string): string[] {
   const folded = foldChar(char);
-  return variantsByFold.get(folded) ?? [folded];
+  return prepareCaseVariants().get(folded) ?? [folded];
 }
 
 /** Whether `text` holds no lone surrogate: such a query could match half a character. */

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { ArticleMatches, ArticleText } from '../core/text-search.js';
-import { caseVariants, trigramVariants } from '../core/text-search.js';
+import { caseVariants, prepareCaseVariants, trigramVariants } from '../core/text-search.js';
 import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
@@ -105,7 +105,9 @@ export class SearchService {
     private readonly html: HtmlPool,
     /** SQLite: the connection off the event loop, which looks the index up (a large site's lookup is long). */
     private readonly offLoop: Kysely<Database> | undefined,
-  ) {}
+  ) {
+    prepareCaseVariants();
+  }
 
   async search(actor: Actor, siteId: number, request: SearchRequest): Promise<Page<SearchHit>> {
     await this.sites.visible(actor, siteId);

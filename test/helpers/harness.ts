@@ -5,10 +5,12 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { loadSettings, type Settings } from '../../src/config.js';
 import type { Clock } from '../../src/core/time.js';
+import { connect } from '../../src/db/connect.js';
 import { buildApp } from '../../src/http/app.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { Services } from '../../src/services/index.js';
@@ -143,6 +145,16 @@ export function useHarness(options: HarnessOptions = {}): Harness {
     await harness.close?.();
   });
   return harness;
+}
+
+/** Runs `statement` on a connection of its own, as the CLI, another node or an outside script would. */
+export async function runElsewhere(h: Harness, statement: string): Promise<void> {
+  const other = connect(h.settings.databaseUrl, h.settings.dataDir);
+  try {
+    await sql.raw(statement).execute(other.kysely);
+  } finally {
+    await other.kysely.destroy();
+  }
 }
 
 let emailCounter = 0;

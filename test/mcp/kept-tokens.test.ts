@@ -1,11 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { setTimeout } from 'node:timers/promises';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/secrets.js';
-import { connect } from '../../src/db/connect.js';
 import { sqliteTokenTriggers } from '../../src/db/migrations/025_token_notices.js';
-import { createCustomer, dialectName, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
+import { createCustomer, dialectName, type Harness, runElsewhere, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import { connectWithOAuth, manualGrant, postForm, rawMcp } from './oauth-client.js';
 
 // A node keeps the access tokens it has accepted, as it keeps API keys: a tool call's token costs
@@ -25,14 +23,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** Runs `statement` on a connection of its own, as the CLI, another node or an outside script would. */
-async function elsewhere(statement: string): Promise<void> {
-  const other = connect(h.settings.databaseUrl, h.settings.dataDir);
-  try {
-    await sql.raw(statement).execute(other.kysely);
-  } finally {
-    await other.kysely.destroy();
-  }
-}
+const elsewhere = (statement: string) => runElsewhere(h, statement);
 
 /** Runs `statement` elsewhere with migration 025's `trigger` off: a change no node hears of. */
 async function unheard(table: string, trigger: string, statement: string): Promise<void> {

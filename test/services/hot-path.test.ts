@@ -10,7 +10,7 @@ import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';
 import { sqliteArticleTriggers } from '../../src/db/migrations/018_article_notices.js';
 import { migrate, migrationContext } from '../../src/db/migrate.js';
-import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, type Harness, runElsewhere, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
   BACKLINK,
@@ -149,14 +149,7 @@ describe('key use is recorded off the request path', () => {
 });
 
 /** Runs `statement` on a connection of its own, as the CLI, another node or an outside script would. */
-async function elsewhere(statement: string): Promise<void> {
-  const other = connect(h.settings.databaseUrl, h.settings.dataDir);
-  try {
-    await sql.raw(statement).execute(other.kysely);
-  } finally {
-    await other.kysely.destroy();
-  }
-}
+const elsewhere = (statement: string) => runElsewhere(h, statement);
 
 describe('sites kept in memory', () => {
   const listArticles = (seeded: SeededArticle) => send(h.app, 'GET', `/api/v1/sites/${seeded.siteId}/articles`, seeded.customer.key);
