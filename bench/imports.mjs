@@ -16,7 +16,7 @@
 //   node scripts/build.mjs && node bench/imports.mjs   # full size, SQLite (files of ~250 MB in the temporary directory)
 //   node bench/imports.mjs --quick                     # 10× smaller: 100,000 backlinks and 10 articles
 //   node bench/imports.mjs --backlinks=2000000         # another size (the memory row: a tenth of it)
-//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/imports.mjs   # schemas bench_imports*
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test node bench/imports.mjs   # schemas bench_imports, bench_imports_bare, bench_imports_small
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
