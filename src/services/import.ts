@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
@@ -77,6 +77,14 @@ export interface ImportProgress {
   articles: number;
   backlinks: number;
 }
+
+/**
+ * PostgreSQL: an import that created this many rows or more has the tables analysed as it ends.
+ * The planner's statistics would otherwise be those of before the import (autovacuum analyses
+ * later, if at all), and the next import's key lookups in a large site would read all its rows
+ * rather than their index.
+ */
+const analyzeAfterRows = 10_000;
 
 const tallyJson = (tally: Tally) => JSON.stringify(tally);
 
@@ -317,12 +325,14 @@ export class ImportService {
       if (checked.problems.length > 0) throw new ImportError(checked.problems, checked.more);
       const now = toTimestamp(this.clock.now());
       if (this.dialect === 'postgres') {
-        return this.db.transaction().execute(async (trx) => {
+        const sites = await this.db.transaction().execute(async (trx) => {
           const writer = new UpsertWriter(this.db, new WholeImport(trx), checked.sites, now, onProgress);
           await writer.writeAll(open());
           await writer.record(performance.now() - started);
           return writer.sites;
         });
+        if (sites.reduce((rows, site) => rows + site.articles.created + site.backlinks.created, 0) >= analyzeAfterRows) await sql`analyze articles, revisions, backlinks`.execute(this.db);
+        return sites;
       }
       const batches = new CommittedInBatches(this.db, this.dialect, scratch);
       const writer = new UpsertWriter(this.db, batches, checked.sites, now, onProgress);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyPrefixSql } from '../../src/db/import-keys.js';
 import { ImportError, type ImportInput } from '../../src/services/import.js';
 import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
 
@@ -211,6 +212,23 @@ describe('import checks the whole file first', () => {
     expect(withoutVersion(after[0]!)).toEqual(withoutVersion(before[0]!));
     expect(after.slice(1)).toEqual(before.slice(1));
     expect(first.sites[0]!.id).toBeGreaterThan(0);
+  });
+});
+
+describe.skipIf(dialectName !== 'postgres')('PostgreSQL: a large import leaves the planner current statistics', () => {
+  const lastAnalyzed = async () =>
+    (await sql<{ last_analyze: Date | null }>`select last_analyze from pg_stat_user_tables where schemaname = current_schema() and relname = 'backlinks'`.execute(db())).rows[0]?.last_analyze ?? null;
+
+  it('analyses the tables after an import that created 10,000 rows, so the next import reads the key index', async () => {
+    const website = address();
+    const small = await lastAnalyzed();
+    await h.services.importer.run({ sites: [siteOf(website, [], Array.from({ length: 50 }, (_, i) => backlink(website, i)))] });
+    expect(await lastAnalyzed()).toEqual(small);
+    const many = Array.from({ length: 10_000 }, (_, i) => backlink(website, 100 + i));
+    await h.services.importer.run({ sites: [siteOf(website, [], many)] });
+    await expect.poll(lastAnalyzed, { timeout: 10_000 }).not.toEqual(small);
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`explain select * from backlinks where site_id = (select id from sites where website_url = ${website}) and ${keyPrefixSql('source_url')} in ('https://src5.example/post')`.execute(db());
+    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('backlinks_site_source');
   });
 });
 
