@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { reportLocale, type ReportLocale } from '../../core/i18n/locale.js';
 import { type DayRange, periodRange } from '../../core/periods.js';
+import { MAX_QUERY_CHARS, MIN_QUERY_CHARS } from '../../core/text-search.js';
 import type { SiteRow } from '../../db/schema.js';
 import { articleStatuses, type ArticleStatus } from '../../core/values.js';
 import type { Page, PageMeta, PageRequest } from '../../services/pagination.js';
@@ -177,7 +178,7 @@ ${where.banner}
     <a class="button" href="/app/sites/${siteId}/report.pdf${queryString({ month })}" download>${t.downloadPdf}</a>
     ${site.account_id === ui.user.accountId ? html`<a class="button" href="/app/sites/${siteId}/shares" data-share-links>${t.shareLinks}</a>` : ''}
     <form method="get" action="/app/sites/${siteId}/search" role="search" class="inline-search">
-      <input name="q" type="search" minlength="3" maxlength="500" required aria-label="${t.findInArticles}" placeholder="${t.findInArticles}">
+      <input name="q" type="search" minlength="${MIN_QUERY_CHARS}" maxlength="${MAX_QUERY_CHARS}" required aria-label="${t.findInArticles}" placeholder="${t.findInArticles}">
       <button type="submit" class="button">${t.findInArticles}</button>
     </form>
   </div>

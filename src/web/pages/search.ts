@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ARTICLE_TEXT_LIMITS } from '../../core/article-rules.js';
 import { AppError } from '../../core/errors.js';
-import type { FoundMatch } from '../../core/text-search.js';
+import { type FoundMatch, MAX_QUERY_CHARS, MIN_QUERY_CHARS } from '../../core/text-search.js';
 import type { SiteRow } from '../../db/schema.js';
 import { replaceInSite, searchArticles } from '../../operations/site-text.js';
 import type { SearchHit } from '../../services/search.js';
@@ -44,7 +45,7 @@ const hiddenFields = (ui: UiContext, form: SearchForm): SafeHtml =>
 function searchBox(site: SiteRow, form: SearchForm): SafeHtml {
   return html`<form class="filters" method="get" action="/app/sites/${site.id}/search" role="search">
   <label for="search-q">Find in articles</label>
-  <input id="search-q" name="q" type="search" minlength="3" maxlength="500" required value="${form.q}">
+  <input id="search-q" name="q" type="search" minlength="${MIN_QUERY_CHARS}" maxlength="${MAX_QUERY_CHARS}" required value="${form.q}">
   <label><input type="checkbox" name="match_case" value="true"${form.matchCase ? html` checked` : ''}> Match case</label>
   <button type="submit" class="button">Search</button>
 </form>`;
@@ -59,7 +60,7 @@ function replaceForm(ui: UiContext, site: SiteRow, form: SearchForm): SafeHtml {
     <label for="replace-with">Replace with</label>
     <input id="replace-with" name="replace" type="text" value="${form.replace}">
     <label for="replace-reason">Reason (kept with each revision)</label>
-    <input id="replace-reason" name="reason" type="text" maxlength="2000" value="${form.reason}">
+    <input id="replace-reason" name="reason" type="text" maxlength="${ARTICLE_TEXT_LIMITS.reason}" value="${form.reason}">
     <div class="form-actions"><button type="submit" class="primary">Preview replacement</button></div>
   </form>
 </section>`;
