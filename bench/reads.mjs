@@ -308,19 +308,19 @@ for (let w = 0; w < 10; w++) {
 // MCP connections of the reader, for the tool rows: 60 calls a minute each, so 3,000 of them carry
 // 3,000 calls a second.
 const readGrants = [];
-// The update_article row's writers: accounts of their own, each with two ~100 KB articles carrying
-// the PATCH rows' 50 markers, 30 API keys and 30 write connections (18,000 requests a minute a side).
+// The update_article row's writers: accounts of their own, each with a ~100 KB article carrying the
+// PATCH rows' 50 markers, 10 API keys and 10 write connections (36,000 requests a minute a side).
+// An account has at most two large edits in progress: 60 of them spread 50 connections.
 const toolWriters = [];
 if (only.includes('mcp')) {
   for (let g = 0; g < 3_000; g++) readGrants.push(await grantOf(reader.user_id));
-  for (let w = 0; w < 10; w++) {
+  for (let w = 0; w < 60; w++) {
     const user = await services.users.create({ email: `toolwriter${w}@bench.example`, password: 'bench-password' });
     const siteId = await site(user.account_id, `toolwriter${w}`);
-    const insert = async () =>
-      (await db.insertInto('articles').values(articleRow(siteId, user.account_id, 3, patchBody)).returning('id').executeTakeFirstOrThrow()).id;
+    const { id } = await db.insertInto('articles').values(articleRow(siteId, user.account_id, 3, patchBody)).returning('id').executeTakeFirstOrThrow();
     const grants = [];
-    for (let g = 0; g < 30; g++) grants.push(await grantOf(user.user_id, true));
-    toolWriters.push({ articles: [await insert(), await insert()], keys: await keysOf(user, 30), grants });
+    for (let g = 0; g < 10; g++) grants.push(await grantOf(user.user_id, true));
+    toolWriters.push({ articles: [id], keys: await keysOf(user, 10), grants });
   }
 }
 
@@ -561,8 +561,17 @@ if (only.includes('mcp')) {
   const toolCall = (name, args) => () => toolRequest(readGrants[grantTurn++ % readGrants.length], name, args);
   // A tool result that is an error still answers HTTP 200: count those as errors too.
   const toolErrors = { count: 0 };
+  // The first refused answer of a row (either side), printed with it: what the errors were.
+  const firstRefusal = { body: null };
+  const noteRefusal = (status, body) => {
+    if (status >= 400) firstRefusal.body ??= `${status} ${body.slice(0, 200)}`;
+  };
   const onToolResponse = (status, body) => {
-    if (status === 200 && (body.includes('"isError":true') || body.includes('"error":{'))) toolErrors.count += 1;
+    noteRefusal(status, body);
+    if (status === 200 && (body.includes('"isError":true') || body.includes('"error":{'))) {
+      toolErrors.count += 1;
+      firstRefusal.body ??= body.slice(0, 300);
+    }
   };
   const nextArticle = () => smallArticleIds[articleTurn++ % smallArticleIds.length];
   // As the floor rows: alternating rounds after an unmeasured warm-up, the median pair; CPU time
@@ -574,10 +583,11 @@ if (only.includes('mcp')) {
     result.cpuPerRequest = ((await server.ask('cpu', 'cpuMicros')).cpuMicros - before) / result.total;
     return result;
   };
-  const sideBySide = async ({ check, target, rest, mcp: tool, bothBounds }) => {
+  const sideBySide = async ({ check, target, rest: [restNext, restOnResponse = noteRefusal], mcp: tool, bothBounds }) => {
     toolErrors.count = 0;
+    firstRefusal.body = null;
     const rounds = [];
-    for (let round = 0; round < 3; round++) rounds.push({ rest: await withCpu(...rest), mcp: await withCpu(...tool) });
+    for (let round = 0; round < 3; round++) rounds.push({ rest: await withCpu(restNext, restOnResponse), mcp: await withCpu(...tool) });
     rounds.sort((a, b) => a.mcp.rps / a.rest.rps - b.mcp.rps / b.rest.rps);
     const { rest: restSide, mcp } = rounds[1];
     const errors = rounds.reduce((sum, r) => sum + r.rest.errors + r.mcp.errors, 0) + toolErrors.count;
@@ -591,6 +601,7 @@ if (only.includes('mcp')) {
       ok: ratio >= 0.5 && (!bothBounds || cpu <= 2) && errors === 0,
     });
     console.log(`  ${rows.at(-1).check}: ${rows.at(-1).measured}`);
+    if (firstRefusal.body) console.log(`    the first refusal: ${firstRefusal.body}`);
   };
   const mcpCases = [
     ['get_article', () => get(`/api/v1/articles/${nextArticle()}`)(), () => toolCall('get_article', { article_id: nextArticle() })()],

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { buildBaseApp } from '../../src/http/base.js';
 import { oauthUrlsOf } from '../../src/mcp/oauth/metadata.js';
 import { mcpEndpoint } from '../../src/mcp/plugin.js';
@@ -186,6 +187,10 @@ describe('a tool call answered directly equals the SDK’s answer', () => {
     expect(answers.service.headers['retry-after']).toBe('present');
     expect(answers.service.body).toContain('rate_limited');
   });
+});
+
+it('every tool’s output is an object, as structuredContent must be (the SDK checks results; the direct path does not)', () => {
+  for (const tool of tools) expect(tool.output, tool.name).toBeInstanceOf(z.ZodObject);
 });
 
 describe('what the direct path leaves to the SDK gets the SDK’s answer', () => {
