@@ -58,6 +58,11 @@ const areas = {
   'keys.authenticate': (n) => n.callFrame.functionName === 'authenticate' && /keys\.js/.test(n.callFrame.url),
   // The MCP rows (`--only=mcp`): the endpoint, and the parts of a tool call around the read.
   'MCP endpoint (mcp/plugin handler)': (n) => n.callFrame.functionName === 'handler' && /dist\/mcp\/plugin\.js/.test(n.callFrame.url),
+  'MCP tool call (mcp/server callTool, after its first await)': (n) => n.callFrame.functionName === 'callTool' && /dist\/mcp\/server\.js/.test(n.callFrame.url),
+  'MCP result forms (mcp/server successOf)': (n) => n.callFrame.functionName === 'successOf' && /dist\/mcp\/server\.js/.test(n.callFrame.url),
+  'MCP direct path (mcp/direct-call, answerToolCall)': (n) =>
+    /dist\/mcp\/direct-call\.js/.test(n.callFrame.url) || (n.callFrame.functionName === 'answerToolCall' && /dist\/mcp\/server\.js/.test(n.callFrame.url)),
+  'article windows and outlines (operations/article-window)': (n) => /dist\/operations\/article-window\.js/.test(n.callFrame.url),
   'oauth tokens.authenticate': (n) => n.callFrame.functionName === 'authenticate' && /oauth\/tokens\.js/.test(n.callFrame.url),
   'MCP SDK': (n) => /@modelcontextprotocol\//.test(n.callFrame.url),
   'web Request, Response, Headers, streams (undici)': (n) => /node:internal\/(deps\/undici|webstreams)/.test(n.callFrame.url),

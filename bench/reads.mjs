@@ -12,7 +12,8 @@
 //      reaches 100/s;
 //   4. the server's peak RSS stays under 400 MB;
 //   5. a tool call of each reading tool over MCP (POST /mcp, tools/call) against the same read over
-//      REST (issue 56): throughput ratio >= 0.5 and CPU per request at most 2x, side by side.
+//      REST (issue 56): throughput ratio >= 0.5 and CPU per request at most 2x, side by side; and
+//      update_article with replacements against the same PATCH: throughput ratio >= 0.5.
 // The service runs in a child process (bench/server.mjs) so the load generator (autocannon, 50
 // connections) does not share its event loop. Requests rotate over thousands of API keys and
 // dozens of accounts, so neither the 60/min key limit nor the 200 edits/day allowance is measured.
@@ -282,40 +283,44 @@ for (let w = 0; w < 3; w++) {
 // The resource of the server's tokens: its settings as bench/server.mjs loads them.
 const mcpResource = oauthUrlsOf(loadSettings({ ...env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off' })).resource;
 const mcpClient = await services.oauth.register({ client_name: 'bench', redirect_uris: ['http://127.0.0.1:9/callback'] }, async () => {});
+/** An MCP connection of `userId` (an access token), read-only or with the write scope too. */
+async function grantOf(userId, write = false) {
+  const verifier = randomBytes(32).toString('base64url');
+  const code = await services.oauth.issueCode({
+    clientId: mcpClient.client_id,
+    userId,
+    redirectUri: 'http://127.0.0.1:9/callback',
+    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+    resource: mcpResource,
+    scope: scopeOf(write),
+  });
+  const tokens = await services.oauth.exchangeCode({ code, clientId: mcpClient.client_id, redirectUri: 'http://127.0.0.1:9/callback', codeVerifier: verifier, resource: mcpResource });
+  return tokens.access_token;
+}
 const windowReaders = [];
 for (let w = 0; w < 10; w++) {
   const user = await services.users.create({ email: `window${w}@bench.example`, password: 'bench-password' });
   const siteId = await site(user.account_id, `window${w}`);
   const { id } = await db.insertInto('articles').values(articleRow(siteId, user.account_id, 3, putBodies[0])).returning('id').executeTakeFirstOrThrow();
-  const verifier = randomBytes(32).toString('base64url');
-  const code = await services.oauth.issueCode({
-    clientId: mcpClient.client_id,
-    userId: user.user_id,
-    redirectUri: 'http://127.0.0.1:9/callback',
-    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-    resource: mcpResource,
-    scope: scopeOf(false),
-  });
-  const tokens = await services.oauth.exchangeCode({ code, clientId: mcpClient.client_id, redirectUri: 'http://127.0.0.1:9/callback', codeVerifier: verifier, resource: mcpResource });
-  windowReaders.push({ id, token: tokens.access_token });
+  windowReaders.push({ id, token: await grantOf(user.user_id) });
 }
 
 // MCP connections of the reader, for the tool rows: 60 calls a minute each, so 3,000 of them carry
 // 3,000 calls a second.
 const readGrants = [];
+// The update_article row's writers: accounts of their own, each with a ~100 KB article carrying the
+// PATCH rows' 50 markers, 10 API keys and 10 write connections (36,000 requests a minute a side).
+// An account has at most two large edits in progress: 60 of them spread 50 connections.
+const toolWriters = [];
 if (only.includes('mcp')) {
-  for (let g = 0; g < 3_000; g++) {
-    const verifier = randomBytes(32).toString('base64url');
-    const code = await services.oauth.issueCode({
-      clientId: mcpClient.client_id,
-      userId: reader.user_id,
-      redirectUri: 'http://127.0.0.1:9/callback',
-      codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-      resource: mcpResource,
-      scope: scopeOf(false),
-    });
-    const tokens = await services.oauth.exchangeCode({ code, clientId: mcpClient.client_id, redirectUri: 'http://127.0.0.1:9/callback', codeVerifier: verifier, resource: mcpResource });
-    readGrants.push(tokens.access_token);
+  for (let g = 0; g < 3_000; g++) readGrants.push(await grantOf(reader.user_id));
+  for (let w = 0; w < 60; w++) {
+    const user = await services.users.create({ email: `toolwriter${w}@bench.example`, password: 'bench-password' });
+    const siteId = await site(user.account_id, `toolwriter${w}`);
+    const { id } = await db.insertInto('articles').values(articleRow(siteId, user.account_id, 3, patchBody)).returning('id').executeTakeFirstOrThrow();
+    const grants = [];
+    for (let g = 0; g < 10; g++) grants.push(await grantOf(user.user_id, true));
+    toolWriters.push({ articles: [id], keys: await keysOf(user, 10), grants });
   }
 }
 
@@ -536,28 +541,68 @@ if (only.includes('floor')) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2b. Assistants at REST speed (issue 56): each reading tool against its REST twin, the same read.
+// 2b. Assistants at REST speed (issue 56): each reading tool against its REST twin, the same read;
+// update_article against the same PATCH.
 if (only.includes('floor')) await notePeak('floor');
 if (only.includes('mcp')) {
   let grantTurn = 0;
   let articleTurn = 0;
-  const toolCall = (name, args) => () => ({
+  const toolRequest = (token, name, args) => ({
     method: 'POST',
     path: '/mcp',
     headers: {
-      authorization: `Bearer ${readGrants[grantTurn++ % readGrants.length]}`,
+      authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2025-11-25',
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
+  const toolCall = (name, args) => () => toolRequest(readGrants[grantTurn++ % readGrants.length], name, args);
   // A tool result that is an error still answers HTTP 200: count those as errors too.
   const toolErrors = { count: 0 };
+  // The first refused answer of a row (either side), printed with it: what the errors were.
+  const firstRefusal = { body: null };
+  const noteRefusal = (status, body) => {
+    if (status >= 400) firstRefusal.body ??= `${status} ${body.slice(0, 200)}`;
+  };
   const onToolResponse = (status, body) => {
-    if (status === 200 && (body.includes('"isError":true') || body.includes('"error":{'))) toolErrors.count += 1;
+    noteRefusal(status, body);
+    if (status === 200 && (body.includes('"isError":true') || body.includes('"error":{'))) {
+      toolErrors.count += 1;
+      firstRefusal.body ??= body.slice(0, 300);
+    }
   };
   const nextArticle = () => smallArticleIds[articleTurn++ % smallArticleIds.length];
+  // As the floor rows: alternating rounds after an unmeasured warm-up, the median pair; CPU time
+  // per request of the server beside the throughput.
+  const withCpu = async (next, onResponse) => {
+    await cannon(port, { next, onResponse, duration: 1 });
+    const before = (await server.ask('cpu', 'cpuMicros')).cpuMicros;
+    const result = await cannon(port, { next, onResponse });
+    result.cpuPerRequest = ((await server.ask('cpu', 'cpuMicros')).cpuMicros - before) / result.total;
+    return result;
+  };
+  const sideBySide = async ({ check, target, rest: [restNext, restOnResponse = noteRefusal], mcp: tool, bothBounds }) => {
+    toolErrors.count = 0;
+    firstRefusal.body = null;
+    const rounds = [];
+    for (let round = 0; round < 3; round++) rounds.push({ rest: await withCpu(restNext, restOnResponse), mcp: await withCpu(...tool) });
+    rounds.sort((a, b) => a.mcp.rps / a.rest.rps - b.mcp.rps / b.rest.rps);
+    const { rest: restSide, mcp } = rounds[1];
+    const errors = rounds.reduce((sum, r) => sum + r.rest.errors + r.mcp.errors, 0) + toolErrors.count;
+    const ratio = mcp.rps / restSide.rps;
+    const cpu = mcp.cpuPerRequest / restSide.cpuPerRequest;
+    rows.push({
+      check,
+      measured: `${fmt(mcp.rps)} / ${fmt(restSide.rps)} req/s; p99 ${mcp.p99} / ${restSide.p99} ms; CPU ${fmt(mcp.cpuPerRequest)} / ${fmt(restSide.cpuPerRequest)} µs per request; errors ${errors}${refusalsOf(...rounds.flatMap((r) => [r.rest, r.mcp]))}${toolErrors.count ? `, ${toolErrors.count} error results` : ''}`,
+      ratio: `${fmt(ratio, 2)} (CPU ${fmt(cpu, 2)})`,
+      target,
+      ok: ratio >= 0.5 && (!bothBounds || cpu <= 2) && errors === 0,
+    });
+    console.log(`  ${rows.at(-1).check}: ${rows.at(-1).measured}`);
+    if (firstRefusal.body) console.log(`    the first refusal: ${firstRefusal.body}`);
+  };
   const mcpCases = [
     ['get_article', () => get(`/api/v1/articles/${nextArticle()}`)(), () => toolCall('get_article', { article_id: nextArticle() })()],
     ['list_articles', get(`/api/v1/sites/${small}/articles`), toolCall('list_articles', { site_id: small })],
@@ -566,31 +611,48 @@ if (only.includes('mcp')) {
     ['list_sites', get('/api/v1/sites'), toolCall('list_sites', {})],
   ];
   for (const [name, restNext, mcpNext] of mcpCases.filter(([name]) => chosen(name))) {
-    // As the floor rows: alternating rounds after an unmeasured warm-up, the median pair; CPU
-    // time per request of the server beside the throughput.
-    const withCpu = async (next, onResponse) => {
-      await cannon(port, { next, onResponse, duration: 1 });
-      const before = (await server.ask('cpu', 'cpuMicros')).cpuMicros;
-      const result = await cannon(port, { next, onResponse });
-      result.cpuPerRequest = ((await server.ask('cpu', 'cpuMicros')).cpuMicros - before) / result.total;
-      return result;
-    };
-    toolErrors.count = 0;
-    const rounds = [];
-    for (let round = 0; round < 3; round++) rounds.push({ rest: await withCpu(restNext), mcp: await withCpu(mcpNext, onToolResponse) });
-    rounds.sort((a, b) => a.mcp.rps / a.rest.rps - b.mcp.rps / b.rest.rps);
-    const { rest, mcp } = rounds[1];
-    const errors = rounds.reduce((sum, r) => sum + r.rest.errors + r.mcp.errors, 0) + toolErrors.count;
-    const ratio = mcp.rps / rest.rps;
-    const cpu = mcp.cpuPerRequest / rest.cpuPerRequest;
-    rows.push({
+    await sideBySide({
       check: `${name}: MCP / REST (median of 3 rounds)`,
-      measured: `${fmt(mcp.rps)} / ${fmt(rest.rps)} req/s; p99 ${mcp.p99} / ${rest.p99} ms; CPU ${fmt(mcp.cpuPerRequest)} / ${fmt(rest.cpuPerRequest)} µs per request; errors ${errors}${refusalsOf(...rounds.flatMap((r) => [r.rest, r.mcp]))}${toolErrors.count ? `, ${toolErrors.count} error results` : ''}`,
-      ratio: `${fmt(ratio, 2)} (CPU ${fmt(cpu, 2)})`,
       target: 'req/s ≥ 0.5, CPU ≤ 2',
-      ok: ratio >= 0.5 && cpu <= 2 && errors === 0,
+      rest: [restNext],
+      mcp: [mcpNext, onToolResponse],
+      bothBounds: true,
     });
-    console.log(`  ${rows.at(-1).check}: ${rows.at(-1).measured}`);
+  }
+  // update_article with replacements against its PATCH twin: the loop rows' 50 replacements on a
+  // ~100 KB article, as dry runs (every check, the new body and its answer; nothing saved). A
+  // real write would change what the next request must find, and autocannon sends each
+  // connection's first request as whichever was built last, so writes would collide.
+  if (chosen('update_article')) {
+    const targets = toolWriters.flatMap((w) => w.articles.map((id) => ({ id, keys: w.keys, grants: w.grants })));
+    const replacements = Array.from({ length: 50 }, (_, i) => ({ find: `[m${i}a]`, replace: `[m${i}b]` }));
+    // Each article in turn; its account's keys and grants in turn, a round of the articles apart.
+    let turn = 0;
+    const nextTarget = () => {
+      const target = targets[turn % targets.length];
+      const round = Math.floor(turn++ / targets.length);
+      return { id: target.id, key: target.keys[round % target.keys.length], grant: target.grants[round % target.grants.length] };
+    };
+    const patch = () => {
+      const { id, key } = nextTarget();
+      return {
+        method: 'PATCH',
+        path: `/api/v1/articles/${id}?dry_run=true`,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ replacements }),
+      };
+    };
+    const update = () => {
+      const { id, grant } = nextTarget();
+      return toolRequest(grant, 'update_article', { article_id: id, replacements, dry_run: true });
+    };
+    await sideBySide({
+      check: 'update_article, 50 replacements on a 100 KB article (dry run): MCP / PATCH (median of 3 rounds)',
+      target: 'req/s ≥ 0.5',
+      rest: [patch],
+      mcp: [update, onToolResponse],
+      bothBounds: false,
+    });
   }
 }
 

@@ -21,7 +21,8 @@ import { readScope, supportedScopes, writeScope } from '../services/oauth/index.
 import { authorizeRoutes } from './oauth/authorize.js';
 import { oauthEndpoints } from './oauth/endpoints.js';
 import { type Listener, oauthUrlsOf, wellKnownRoutes } from './oauth/metadata.js';
-import { buildMcpServer, type McpCall } from './server.js';
+import { directToolCallOf } from './direct-call.js';
+import { answerToolCall, buildMcpServer, type McpCall } from './server.js';
 
 export interface AgentInterfaceOptions {
   services: Services;
@@ -130,11 +131,17 @@ function toWebRequest(request: FastifyRequest, url: string, signal: AbortSignal)
 /**
  * The MCP endpoint (mounted at /mcp): Origin check, Bearer token, the per-grant request limit,
  * then the SDK, stateless and answering JSON. 2026-07-28 requests go to the SDK's handler;
- * 2025-era ones to a per-request transport in JSON mode (the SDK's own legacy path streams SSE).
+ * 2025-era ones to a per-request transport in JSON mode (the SDK's own legacy path streams SSE),
+ * except the common one, a single tool call, which is answered directly (direct-call.ts).
  */
 export async function mcpEndpoint(
   app: FastifyInstance,
-  options: AgentInterfaceOptions & { tools: readonly ToolDefinition[]; listener: Listener },
+  options: AgentInterfaceOptions & {
+    tools: readonly ToolDefinition[];
+    listener: Listener;
+    /** Internal, for the test that compares the two paths: every request goes through the SDK. */
+    viaSdk?: boolean;
+  },
 ) {
   const { services, settings } = options;
   const urls = oauthUrlsOf(settings, options.listener);
@@ -248,6 +255,18 @@ export async function mcpEndpoint(
       resultMaxChars: settings.mcpResultMaxChars,
       protocolVersion: headerValue(request.headers['mcp-protocol-version']),
     };
+    const parsedBody: unknown = request.body;
+    // JSON.parse takes nesting that the SDK's own walks of a message cannot follow (a stack overflow).
+    if (nestedDeeperThan(parsedBody, maxNesting)) {
+      return refuse(request, reply, new AppError('invalid_json', 'The JSON-RPC message is nested too deeply.'), actor);
+    }
+    // One 2025-era call of one of our tools skips the SDK (direct-call.ts): the same callTool and
+    // the same answer, without a server, a transport and web Request and Response per call.
+    const direct = options.viaSdk ? undefined : directToolCallOf(request.headers, parsedBody);
+    const answer = direct && (await answerToolCall(call, direct.id, direct.name, direct.arguments));
+    // A Buffer: Fastify would add a charset to a string's content type, which the SDK does not send.
+    if (answer !== undefined) return reply.code(200).header('content-type', 'application/json').send(Buffer.from(answer));
+
     const authInfo: AuthInfo = {
       token,
       // Only carried through the SDK to our factory; it names the connection.
@@ -258,11 +277,6 @@ export async function mcpEndpoint(
     calls.set(authInfo, call);
     const abort = new AbortController();
     reply.raw.on('close', () => abort.abort());
-    const parsedBody: unknown = request.body;
-    // JSON.parse takes nesting that the SDK's own walks of a message cannot follow (a stack overflow).
-    if (nestedDeeperThan(parsedBody, maxNesting)) {
-      return refuse(request, reply, new AppError('invalid_json', 'The JSON-RPC message is nested too deeply.'), actor);
-    }
     const webRequest = toWebRequest(request, new URL(request.url, urls.issuer).href, abort.signal);
     const info = requestInfo(request);
     const response = (await isLegacyRequest(webRequest, parsedBody))

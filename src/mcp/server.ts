@@ -1,4 +1,4 @@
-import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, type RequestId, Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import { storageFailureOf } from '../db/failures.js';
@@ -62,7 +62,7 @@ function successOf(structured: Record<string, unknown>, call: McpCall): CallTool
     return { content: [{ type: 'text', text: json }] };
   }
   checkResultSize(structured, json.length, call.resultMaxChars, windowText === null ? 'same' : windowText.length);
-  return { structuredContent: structured, content: [{ type: 'text', text: windowText ?? json }] };
+  return { content: [{ type: 'text', text: windowText ?? json }], structuredContent: structured };
 }
 
 /** Runs one tool call through the operation pipeline and logs it, as REST does for a request. */
@@ -95,13 +95,32 @@ async function callTool(tool: ToolDefinition, args: unknown, call: McpCall): Pro
           ? error.toAppError()
           : (storageFailureOf(error)?.error ?? new AppError('internal_error', 'Something went wrong on our side; try again later.'));
     // No structuredContent: clients check it against the success outputSchema, errors included (1.x SDK).
-    result = { isError: true, content: textOf(boundedError(appError.toBody(), call.resultMaxChars)) };
+    result = { content: textOf(boundedError(appError.toBody(), call.resultMaxChars)), isError: true };
     outcome = { status: appError.status, error: appError.code };
   }
   // A write stores its record with the change; everything else is logged here.
   if (!info.recorded) call.services.activity.record({ actor, channel: 'mcp', request: info, outcome });
   call.logged = true;
   return result;
+}
+
+const toolNamed = (call: McpCall, name: string): ToolDefinition | undefined => call.tools.find((tool) => tool.name === name);
+
+/**
+ * The JSON-RPC response to a tools/call request that skips the SDK (direct-call.ts says which),
+ * as the SDK's 2025-era transport writes it: the same callTool, the same members in the same
+ * order (a result's members are in the order of the SDK's schema). Undefined for a
+ * tool that does not exist: the SDK answers that with its protocol error.
+ *
+ * The SDK checks a result against the protocol's CallToolResult schema; callTool's results are
+ * of that shape by construction (text blocks, and structuredContent that `z.encode` made of the
+ * tool's output schema, which is an object).
+ */
+export async function answerToolCall(call: McpCall, id: RequestId, name: string, args: unknown): Promise<string | undefined> {
+  const tool = toolNamed(call, name);
+  if (!tool) return undefined;
+  const result = await callTool(tool, args, call);
+  return JSON.stringify({ result, jsonrpc: '2.0', id });
 }
 
 /**
@@ -116,7 +135,7 @@ export function buildMcpServer(call: McpCall): Server {
   const listing = beforeStructuredContent(call.protocolVersion) ? legacyListingOf : listingOf;
   server.setRequestHandler('tools/list', () => ({ tools: offered.map(listing) }));
   server.setRequestHandler('tools/call', (request) => {
-    const tool = call.tools.find((t) => t.name === request.params.name);
+    const tool = toolNamed(call, request.params.name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
     return callTool(tool, request.params.arguments, call);
   });
