@@ -164,15 +164,16 @@ export interface ImportUploadsTable {
   user_id: number;
   /** The `id_hash` of the session it was uploaded in: only that session sees it. */
   session_hash: string;
-  /** The file; emptied once applied or refused. */
+  /** The file, stored by its check once it passes; emptied once applied (a refused file is never stored). */
   bytes: Buffer;
   size: number;
-  /** The dry run's answer (`importPlanJson`). */
+  /** The dry run's answer (`importPlanJson`); no problems and no sites while `checking`. */
   plan: string;
-  state: 'refused' | 'planned' | 'applying' | 'applied' | 'failed';
+  /** `checking` and `applying`: a child process of the node that took the step is at work. */
+  state: 'checking' | 'refused' | 'planned' | 'applying' | 'applied' | 'failed';
   /** JSON of the rows an apply has written so far (`ImportProgress`). */
   progress: string | null;
-  /** JSON of what the apply did (each site's id and counts), or why it failed. */
+  /** JSON of what the apply did (each site's id and counts), or why it (or the check) failed. */
   outcome: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
