@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { helperThreadNice, threadExecArgv } from './threads.js';
 
@@ -19,7 +19,7 @@ export interface RunningChild {
  * Runs `module` (a `threadModule` URL) in a process of its own with `args` and exactly `env`: its
  * parsing, memory and collections never touch this process's event loop. Its output goes to this
  * process's (so its log lines join this process's log), and it runs at the helper threads' nice
- * value, so that on a busy node the event loop gets a core first.
+ * value (or this process's, if higher), so that on a busy node the event loop gets a core first.
  */
 export function runChild(module: URL, args: string[], env: NodeJS.ProcessEnv): RunningChild {
   const child = spawn(process.execPath, [...threadExecArgv, fileURLToPath(module), ...args], { env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -30,7 +30,8 @@ export function runChild(module: URL, args: string[], env: NodeJS.ProcessEnv): R
   });
   if (child.pid !== undefined && process.platform === 'linux') {
     try {
-      setPriority(child.pid, helperThreadNice);
+      // Never above this process's own priority (a node started under `nice` stays above its child).
+      setPriority(child.pid, Math.max(getPriority(), helperThreadNice));
     } catch {
       // It exited already.
     }
