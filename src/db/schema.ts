@@ -164,8 +164,6 @@ export interface ImportUploadsTable {
   user_id: number;
   /** The `id_hash` of the session it was uploaded in: only that session sees it. */
   session_hash: string;
-  /** The file, stored by its check once it passes; emptied once applied (a refused file is never stored). */
-  bytes: Buffer;
   size: number;
   /** The dry run's answer (`importPlanJson`); no problems and no sites while `checking`. */
   plan: string;
@@ -177,6 +175,15 @@ export interface ImportUploadsTable {
   outcome: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/**
+ * An upload's file, stored by its check once it passes and deleted once applied (a file with
+ * problems is never stored); only the child processes of the UI import read or write it.
+ */
+export interface ImportUploadFilesTable {
+  upload_id: number;
+  bytes: Buffer;
 }
 
 /** An address that receives one site's monthly report by e-mail. */
@@ -282,6 +289,7 @@ export interface Database {
   report_shares: ReportSharesTable;
   password_links: PasswordLinksTable;
   import_uploads: ImportUploadsTable;
+  import_upload_files: ImportUploadFilesTable;
   report_subscriptions: ReportSubscriptionsTable;
   report_mail_sent: ReportMailSentTable;
   sessions: SessionsTable;

@@ -29,12 +29,12 @@ export class ImportUploadSteps {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Checks and plans the received `file`, and stores it for the apply when it has no problem; what the check found. */
+  /** Checks and plans the received `file`, and stores it (`import_upload_files`) for the apply when it has no problem; what the check found. */
   async check(id: number, file: string): Promise<'planned' | 'refused' | 'failed'> {
     let state: 'planned' | 'refused' | 'failed';
     let plan: string | undefined;
     let outcome: UploadOutcome | null = null;
-    let bytes = Buffer.alloc(0);
+    let bytes: Buffer | undefined;
     try {
       const planned = await this.importer.dryRun(() => createReadStream(file, { highWaterMark: pieceBytes }));
       plan = importPlanJson(planned);
@@ -45,12 +45,15 @@ export class ImportUploadSteps {
       state = 'failed';
       outcome = { error: 'The check of the file failed on our side; nothing was imported. The service log has the cause: upload the file again.' };
     }
-    await this.db
-      .updateTable('import_uploads')
-      .set({ state, ...(plan === undefined ? {} : { plan }), outcome: outcome === null ? null : JSON.stringify(outcome), bytes, updated_at: toTimestamp(this.clock.now()) })
-      .where('id', '=', id)
-      .where('state', '=', 'checking')
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const checked = await trx
+        .updateTable('import_uploads')
+        .set({ state, ...(plan === undefined ? {} : { plan }), outcome: outcome === null ? null : JSON.stringify(outcome), updated_at: toTimestamp(this.clock.now()) })
+        .where('id', '=', id)
+        .where('state', '=', 'checking')
+        .executeTakeFirst();
+      if (bytes && Number(checked.numUpdatedRows) === 1) await trx.insertInto('import_upload_files').values({ upload_id: id, bytes }).execute();
+    });
     return state;
   }
 
@@ -59,7 +62,13 @@ export class ImportUploadSteps {
    * dropped either way. Whether it did not fail on our side.
    */
   async apply(id: number): Promise<boolean> {
-    const row = await this.db.selectFrom('import_uploads').select(['bytes', 'user_id']).where('id', '=', id).where('state', '=', 'applying').executeTakeFirst();
+    const row = await this.db
+      .selectFrom('import_uploads')
+      .innerJoin('import_upload_files', 'import_upload_files.upload_id', 'import_uploads.id')
+      .select(['import_upload_files.bytes', 'import_uploads.user_id'])
+      .where('import_uploads.id', '=', id)
+      .where('import_uploads.state', '=', 'applying')
+      .executeTakeFirst();
     if (!row) return true;
     const bytes = Buffer.from(row.bytes);
     let written = Promise.resolve();
@@ -95,11 +104,14 @@ export class ImportUploadSteps {
       }
     }
     await written;
-    await this.db
-      .updateTable('import_uploads')
-      .set({ state, progress: latest === null ? null : JSON.stringify(latest), outcome: JSON.stringify(outcome), bytes: Buffer.alloc(0), updated_at: toTimestamp(this.clock.now()) })
-      .where('id', '=', id)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('import_uploads')
+        .set({ state, progress: latest === null ? null : JSON.stringify(latest), outcome: JSON.stringify(outcome), updated_at: toTimestamp(this.clock.now()) })
+        .where('id', '=', id)
+        .execute();
+      await trx.deleteFrom('import_upload_files').where('upload_id', '=', id).execute();
+    });
     return !ourSide;
   }
 }

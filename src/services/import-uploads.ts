@@ -102,10 +102,11 @@ function diedOutcome(step: ImportUploadJob['step'], dialect: DialectName): Uploa
  * Staff import a file from the UI in two steps: the upload, checked and planned as `anchorage
  * import --dry-run` does (every problem, the plan), then its apply, which imports the same bytes.
  * Each step runs in a child process, as `anchorage import` would beside the service: the serving
- * node never parses the file, so its event loop stays free. The file waits in the database
- * between the two, under an unguessable token that only the session that uploaded it can use; the
- * child writes the plan, the apply's progress and its outcome there, for the page that polls it
- * (whichever node answers). Each step is in the staff member's activity log.
+ * node never parses the file nor touches its bytes, so its event loop stays free. The file waits
+ * in the database between the two (`import_upload_files`, which only the children read and
+ * write), under an unguessable token that only the session that uploaded it can use; the child
+ * writes the plan, the apply's progress and its outcome into the upload's row, for the page that
+ * polls it (whichever node answers). Each step is in the staff member's activity log.
  */
 export class ImportUploadsService {
   private readonly running = new Set<Promise<void>>();
@@ -149,7 +150,6 @@ export class ImportUploadsService {
         token_hash: sha256(token),
         user_id: actor.userId,
         session_hash: sha256(sessionId),
-        bytes: Buffer.alloc(0),
         size: file.size,
         plan: noPlanYet,
         state: 'checking',
@@ -236,7 +236,7 @@ export class ImportUploadsService {
     const during = job.step === 'check' ? 'checking' : 'applying';
     const marked = await this.db
       .updateTable('import_uploads')
-      .set({ state: 'failed', outcome: JSON.stringify(diedOutcome(job.step, this.dialect)), bytes: Buffer.alloc(0), updated_at: toTimestamp(this.clock.now()) })
+      .set({ state: 'failed', outcome: JSON.stringify(diedOutcome(job.step, this.dialect)), updated_at: toTimestamp(this.clock.now()) })
       .where('id', '=', job.upload)
       .where('state', '=', during)
       .executeTakeFirst();

@@ -169,7 +169,6 @@ describe(`housekeeping (${dialectName})`, () => {
           token_hash: `hash-${i}-${randomBytes(4).toString('hex')}`,
           user_id: customer.userId,
           session_hash: 's',
-          bytes: Buffer.from('{"sites":[]}'),
           size: 12,
           plan: '{}',
           state,
@@ -178,7 +177,11 @@ describe(`housekeeping (${dialectName})`, () => {
         })),
       )
       .execute();
+    // A planned upload's file goes with it.
+    const ids = await h.services.db.kysely.selectFrom('import_uploads').select('id').where('state', 'in', ['planned', 'applying']).orderBy('id').execute();
+    await h.services.db.kysely.insertInto('import_upload_files').values(ids.map(({ id }) => ({ upload_id: id, bytes: Buffer.from('{"sites":[]}') }))).execute();
     expect(await h.services.housekeeping.run()).toEqual({ ...nothing, import_uploads: 5 });
+    expect(await h.services.db.kysely.selectFrom('import_upload_files').select('upload_id').orderBy('upload_id').execute()).toEqual(ids.slice(1).map(({ id }) => ({ upload_id: id })));
     const left = await h.services.db.kysely.selectFrom('import_uploads').select(['state', 'created_at']).orderBy('id').execute();
     expect(left).toEqual([{ state: 'applying', created_at: at(-day - 1000) }, ...states.map((state) => ({ state, created_at: at(-day + 60_000) }))]);
     h.clock.set(at(61_000));
