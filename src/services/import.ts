@@ -163,7 +163,7 @@ class UpsertWriter {
     headers: SiteHeader[],
     private readonly now: string,
     private readonly onProgress: ((progress: ImportProgress) => void) | undefined,
-    private readonly actor: ImportActor | undefined = undefined,
+    private readonly actor?: ImportActor,
   ) {
     this.headers = new Map(headers.map((header) => [header.index, header]));
   }
