@@ -6,6 +6,7 @@ import type { Settings } from './config.js';
 import { type Clock, systemClock } from './core/time.js';
 import { connect } from './db/connect.js';
 import { migrate } from './db/migrate.js';
+import { threadModule } from './platform/threads.js';
 import { createServices, type Services } from './services/index.js';
 import { ReportMailJob } from './services/report-mail.js';
 import { loadMonthlyReport } from './web/report-data.js';
@@ -46,6 +47,22 @@ function limitHeapGrowth(percent: number): void {
 
 /** The name of a node's Redis connection (CLIENT SETNAME): `anchorage`, and the key prefix if any. */
 export const redisConnectionName = (keyPrefix: string): string => (keyPrefix ? `anchorage-${keyPrefix}` : 'anchorage');
+
+/**
+ * The environment of a child process that works on this node's database (a UI import's check or
+ * apply): this process's, with its settings given explicitly, as they may not come from it.
+ */
+function childEnv(settings: Settings): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: settings.dataDir, LOG_LEVEL: settings.logLevel, DATABASE_POOL_SIZE: String(settings.databasePoolSize) };
+  for (const [name, value] of [
+    ['DATABASE_URL', settings.databaseUrl],
+    ['DATABASE_LISTEN_URL', settings.databaseListenUrl],
+  ] as const) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
 
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
@@ -91,6 +108,7 @@ export async function openRuntime(
     abuse: settings.abuse,
     htmlPool: settings.htmlPool,
     housekeeping: settings.housekeeping,
+    importChildren: { module: threadModule(import.meta.url, 'cli/import-upload'), env: childEnv(settings), receivedDir: join(settings.dataDir, 'import-uploads') },
     onBackgroundError: (error) => logger.error({ err: error }, 'background write failed'),
     mail: settings.reportMail.smtpUrl ? { smtpUrl: settings.reportMail.smtpUrl, from: settings.reportMail.from } : undefined,
   });

@@ -17,6 +17,7 @@ import { SiteMoveError } from '../services/sites.js';
 import { UserExistsError } from '../services/users.js';
 import { backup, usePgDump } from './backup.js';
 import { ImportProgressBar } from './import-progress.js';
+import { cliLockWaitMs } from './lock-wait.js';
 
 const usage = `Usage: anchorage <command>
   serve                                                    run the service
@@ -33,15 +34,10 @@ const usage = `Usage: anchorage <command>
   backup FILE                                              copy the SQLite database into a new file
   demo                                                     load the demo data set
   recount                                                  rebuild the day and month counters from the rows
-  housekeeping                                             delete expired sessions, tokens, idempotency and old activity records`;
+  housekeeping                                             delete expired sessions, tokens, idempotency and old activity records,
+                                                           and staff's import uploads a day old`;
 
 class UsageError extends Error {}
-
-/**
- * How long (ms) a command waits for a serving node's write lock on SQLite: a command has no client
- * to answer 503 to, so it waits out the service's writes rather than fail.
- */
-const cliLockWaitMs = 120_000;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 

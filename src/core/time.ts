@@ -5,6 +5,15 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/**
+ * A clock that reads `start` now and moves on with the system's: another process's clock handed
+ * to a child process (a node's test clock too), so both stamp the same times.
+ */
+export function clockFrom(start: Date): Clock {
+  const offset = start.getTime() - Date.now();
+  return { now: () => new Date(Date.now() + offset) };
+}
+
 /** RFC 3339 UTC with `Z`, second precision: the one timestamp format of the interface. */
 export function toTimestamp(date: Date): string {
   // toISOString always ends in `.sssZ`: cut the milliseconds (a regular expression there was

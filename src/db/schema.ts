@@ -164,18 +164,26 @@ export interface ImportUploadsTable {
   user_id: number;
   /** The `id_hash` of the session it was uploaded in: only that session sees it. */
   session_hash: string;
-  /** The file; emptied once applied or refused. */
-  bytes: Buffer;
   size: number;
-  /** The dry run's answer (`importPlanJson`). */
+  /** The dry run's answer (`importPlanJson`); no problems and no sites while `checking`. */
   plan: string;
-  state: 'refused' | 'planned' | 'applying' | 'applied' | 'failed';
+  /** `checking` and `applying`: a child process of the node that took the step is at work. */
+  state: 'checking' | 'refused' | 'planned' | 'applying' | 'applied' | 'failed';
   /** JSON of the rows an apply has written so far (`ImportProgress`). */
   progress: string | null;
-  /** JSON of what the apply did (each site's id and counts), or why it failed. */
+  /** JSON of what the apply did (each site's id and counts), or why it (or the check) failed. */
   outcome: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/**
+ * An upload's file, stored by its check once it passes and deleted once applied (a file with
+ * problems is never stored); only the child processes of the UI import read or write it.
+ */
+export interface ImportUploadFilesTable {
+  upload_id: number;
+  bytes: Buffer;
 }
 
 /** An address that receives one site's monthly report by e-mail. */
@@ -281,6 +289,7 @@ export interface Database {
   report_shares: ReportSharesTable;
   password_links: PasswordLinksTable;
   import_uploads: ImportUploadsTable;
+  import_upload_files: ImportUploadFilesTable;
   report_subscriptions: ReportSubscriptionsTable;
   report_mail_sent: ReportMailSentTable;
   sessions: SessionsTable;

@@ -13,10 +13,13 @@ export interface HousekeepingCounts {
   oauth_codes: number;
   oauth_tokens: number;
   activity_log: number;
+  import_uploads: number;
 }
 
 /** Idempotency-Key records are answered for 24 hours (decisions: idempotency). */
 const idempotencyKeepMs = 24 * 3_600_000;
+/** Staff's UI import uploads are kept a day (docs/operations.md, "Import"), unless being applied. */
+const importUploadsKeepMs = 24 * 3_600_000;
 /** Rows per DELETE: on SQLite a statement holds the event loop while it runs. */
 const batchSize = 500;
 /** The PostgreSQL advisory lock that lets one node at a time run a pass (the migrations use 7321001). */
@@ -28,7 +31,8 @@ type Deletion = (db: Kysely<Database>) => DeleteQueryBuilder<Database, keyof Dat
  * Deletes what can never be used again: expired sessions, idempotency records past their 24 hours,
  * expired OAuth codes (spent ones are kept until then, so a replay still revokes its connection),
  * expired or revoked OAuth tokens and every token of a revoked connection (a rotated refresh token
- * stays until it expires, for the same reason), and activity records past the retention. Several
+ * stays until it expires, for the same reason), activity records past the retention, and staff's
+ * UI import uploads after a day, unless being applied. Several
  * nodes take turns through a PostgreSQL advisory lock; each DELETE takes a bounded batch.
  */
 export class Housekeeping {
@@ -93,6 +97,7 @@ export class Housekeeping {
     const nowText = toTimestamp(now);
     const idempotencyCutoff = toTimestamp(new Date(now.getTime() - idempotencyKeepMs));
     const activityCutoff = toTimestamp(new Date(now.getTime() - this.settings.activityRetentionDays * 86_400_000));
+    const uploadsCutoff = toTimestamp(new Date(now.getTime() - importUploadsKeepMs));
     return {
       sessions: await this.inBatches(db, (d) =>
         d
@@ -136,6 +141,11 @@ export class Housekeeping {
         ),
       ),
       activity_log: await this.oldActivity(db, activityCutoff),
+      import_uploads: await this.inBatches(db, (d) =>
+        d
+          .deleteFrom('import_uploads')
+          .where('id', 'in', (eb) => eb.selectFrom('import_uploads').select('id').where('created_at', '<', uploadsCutoff).where('state', '<>', 'applying').limit(batchSize)),
+      ),
     };
   }
 

@@ -1,36 +1,23 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
 import { AppError } from '../core/errors.js';
 import { randomBase62, sha256 } from '../core/secrets.js';
 import { type Clock, toTimestamp } from '../core/time.js';
+import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
+import { type ChildExit, runChild } from '../platform/child-process.js';
 import type { Actor } from './actor.js';
 import type { ActivityLog } from './activity.js';
-import { ImportError, type ImportProblem, type ImportProgress, importPlanJson, type ImportService, type Tally } from './import.js';
+import type { ImportProblem, ImportProgress, Tally } from './import.js';
 import { requireStaff, staffEntry } from './staff-actions.js';
 
 /** An upload's token: `iu_` and 40 base62 characters (238 random bits); only its hash is stored. */
 const tokenPattern = /^iu_[0-9A-Za-z]{40}$/;
-
-/** An apply's progress reaches the database at most this often (ms). */
-const progressWriteMs = 500;
-
-/** Bytes of the file the reader takes at a time, a turn of the event loop apart. */
-const pieceBytes = 64 * 1024;
-
-/**
- * The file in pieces with a turn of the event loop before each: given whole, the reader would
- * parse and check it in one go, and requests would wait for all of it.
- */
-async function* inPieces(file: Buffer): AsyncGenerator<Buffer> {
-  for (let at = 0; at < file.length; at += pieceBytes) {
-    await nextTurn();
-    yield file.subarray(at, at + pieceBytes);
-  }
-}
-
-/** Uploads older than this (ms) are deleted by the next upload, unless an apply is running. */
-const keepUploadsMs = 24 * 3_600_000;
 
 /** One site of a dry run's plan, or of an apply's outcome, as `anchorage import` prints it. */
 export interface PlannedSite {
@@ -47,7 +34,10 @@ export interface UploadPlan {
   sites: PlannedSite[];
 }
 
-/** What an apply did, or why it wrote nothing. */
+/** The plan of an upload still being checked. */
+export const noPlanYet = JSON.stringify({ problems: [], more_problems: 0, sites: [] } satisfies UploadPlan);
+
+/** What an apply did, or why it (or the check) wrote nothing. */
 export type UploadOutcome = { sites: PlannedSite[] } | { error: string; problems?: ImportProblem[]; more_problems?: number };
 
 export interface ImportUpload {
@@ -62,52 +52,117 @@ export interface ImportUpload {
 }
 
 /**
+ * A step of an upload, run in a child process (`cli/import-upload.ts`): the check of the file the
+ * node received (`file`), or the apply of the upload's stored bytes. `now` is the node's clock.
+ */
+export interface ImportUploadJob {
+  step: 'check' | 'apply';
+  upload: number;
+  file?: string;
+  now: string;
+}
+
+/**
+ * How a step's process exits: `done` once it wrote the step's outcome (a plan, what the import
+ * did, or why the file no longer passes); `refused` when the check found problems (as `anchorage
+ * import --dry-run` exits 1); anything else when it failed on our side.
+ */
+export const stepExit = { done: 0, refused: 3 } as const;
+
+/** An uploaded file, streamed to the node's disk until its check has read it. */
+export interface ReceivedFile {
+  path: string;
+  size: number;
+  /** Set once an upload owns it (and deletes it); else whoever received it deletes it. */
+  taken: boolean;
+}
+
+/** Where and how the node starts the child process of a step. */
+export interface ImportChildSettings {
+  /** The child's module (`threadModule` of `cli/import-upload`). */
+  module: URL;
+  /** Its environment: the node's settings, given explicitly. */
+  env: NodeJS.ProcessEnv;
+  /** Where received files wait for their check (in the node's data directory). */
+  receivedDir: string;
+}
+
+/** The outcome of a step whose process died before it wrote one. */
+function diedOutcome(step: ImportUploadJob['step'], dialect: DialectName): UploadOutcome {
+  if (step === 'check') return { error: 'The check of the file failed on our side; nothing was imported. The service log has the cause: upload the file again.' };
+  return {
+    error:
+      dialect === 'postgres'
+        ? 'The import failed on our side; nothing was imported. The service log has the cause.'
+        : 'The import failed on our side and stopped part-way: the rows it had written stay. The service log has the cause; upload the file again and apply it (an import matches what is already there).',
+  };
+}
+
+/**
  * Staff import a file from the UI in two steps: the upload, checked and planned as `anchorage
  * import --dry-run` does (every problem, the plan), then its apply, which imports the same bytes.
- * The file waits in the database between the two, under an unguessable token that only the
- * session that uploaded it can use; the apply runs in the background and writes its progress
- * there, for the page that polls it (whichever node answers). Each step is in the staff member's
- * activity log.
+ * Each step runs in a child process, as `anchorage import` would beside the service: the serving
+ * node never parses the file nor touches its bytes, so its event loop stays free. The file waits
+ * in the database between the two (`import_upload_files`, which only the children read and
+ * write), under an unguessable token that only the session that uploaded it can use; the child
+ * writes the plan, the apply's progress and its outcome into the upload's row, for the page that
+ * polls it (whichever node answers). Each step is in the staff member's activity log.
  */
 export class ImportUploadsService {
   private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
     private readonly clock: Clock,
-    private readonly importer: ImportService,
     private readonly activity: ActivityLog,
+    private readonly children: ImportChildSettings,
     private readonly onBackgroundError: (error: unknown) => void,
   ) {}
 
-  /** Checks and plans `file`, keeps it for the apply (when it has no problem), and returns its token. */
-  async upload(actor: Actor, sessionId: string, file: Buffer): Promise<string> {
+  /** Streams an uploaded file to the node's disk, off the event loop. */
+  async receive(stream: Readable): Promise<ReceivedFile> {
+    await mkdir(this.children.receivedDir, { recursive: true });
+    const file: ReceivedFile = { path: join(this.children.receivedDir, `${randomUUID()}.json`), size: 0, taken: false };
+    stream.on('data', (chunk: Buffer) => (file.size += chunk.length));
+    try {
+      await pipeline(stream, createWriteStream(file.path, { flags: 'wx' }));
+    } catch (error) {
+      await this.discard(file);
+      throw error;
+    }
+    return file;
+  }
+
+  /** Deletes a received file no upload took. */
+  async discard(file: ReceivedFile): Promise<void> {
+    if (!file.taken) await rm(file.path, { force: true });
+  }
+
+  /** Keeps `file` as an upload of this session, starts its check in a child process, and returns its token. */
+  async upload(actor: Actor, sessionId: string, file: ReceivedFile): Promise<string> {
     requireStaff(actor);
-    const plan = await this.importer.dryRun(() => inPieces(file));
-    const refused = plan.problems.length > 0;
     const token = `iu_${randomBase62(40)}`;
     const now = toTimestamp(this.clock.now());
-    const entry = staffEntry(actor, 'checkImport', '/app/staff/imports', refused ? 422 : 201);
-    await this.db.transaction().execute(async (trx) => {
-      const stale = toTimestamp(new Date(this.clock.now().getTime() - keepUploadsMs));
-      await trx.deleteFrom('import_uploads').where('created_at', '<', stale).where('state', '<>', 'applying').execute();
-      await trx
-        .insertInto('import_uploads')
-        .values({
-          token_hash: sha256(token),
-          user_id: actor.userId,
-          session_hash: sha256(sessionId),
-          bytes: refused ? Buffer.alloc(0) : file,
-          size: file.length,
-          plan: importPlanJson(plan),
-          state: refused ? 'refused' : 'planned',
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-      await this.activity.recordIn(trx, entry);
+    const { id } = await this.db
+      .insertInto('import_uploads')
+      .values({
+        token_hash: sha256(token),
+        user_id: actor.userId,
+        session_hash: sha256(sessionId),
+        size: file.size,
+        plan: noPlanYet,
+        state: 'checking',
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    file.taken = true;
+    this.start({ step: 'check', upload: id, file: file.path, now }, async (exit) => {
+      await rm(file.path, { force: true });
+      this.activity.record(staffEntry(actor, 'checkImport', '/app/staff/imports', exit.code === stepExit.done ? 201 : exit.code === stepExit.refused ? 422 : 500));
     });
-    this.activity.committed(entry);
     return token;
   }
 
@@ -127,7 +182,7 @@ export class ImportUploadsService {
   }
 
   /**
-   * Starts importing the upload of `token` in the background, once: a second apply (a reload, a
+   * Starts importing the upload of `token` in a child process, once: a second apply (a reload, a
    * double click) finds it applying or applied and starts nothing.
    */
   async apply(actor: Actor, sessionId: string, token: string): Promise<void> {
@@ -145,13 +200,10 @@ export class ImportUploadsService {
     });
     if (!started) return;
     this.activity.committed(entry);
-    const { bytes } = await this.db.selectFrom('import_uploads').select('bytes').where('id', '=', row.id).executeTakeFirstOrThrow();
-    const run = this.run(row.id, Buffer.from(bytes)).catch(this.onBackgroundError);
-    this.running.add(run);
-    void run.finally(() => this.running.delete(run));
+    this.start({ step: 'apply', upload: row.id, now }, async () => undefined);
   }
 
-  /** Resolves once every apply this process started has finished (a stopping node waits for them). */
+  /** Resolves once every child process this node started has exited (a stopping node waits for them). */
   async settled(): Promise<void> {
     await Promise.all(this.running);
   }
@@ -163,42 +215,33 @@ export class ImportUploadsService {
       .where('session_hash', '=', sha256(sessionId));
   }
 
-  /** Imports the bytes, writing the progress as it goes, then the outcome; the file is dropped either way. */
-  private async run(id: number, bytes: Buffer): Promise<void> {
-    let written = Promise.resolve();
-    let lastWrite = -Infinity;
-    let latest: ImportProgress | null = null;
-    const onProgress = (progress: ImportProgress) => {
-      latest = progress;
-      if (performance.now() - lastWrite < progressWriteMs) return;
-      lastWrite = performance.now();
-      const value = JSON.stringify(progress);
-      written = written.then(() => this.db.updateTable('import_uploads').set({ progress: value }).where('id', '=', id).execute()).then(
-        () => undefined,
-        () => undefined,
-      );
-    };
-    let state: 'applied' | 'failed';
-    let outcome: UploadOutcome;
-    try {
-      const sites = await this.importer.importFrom(() => inPieces(bytes), onProgress);
-      state = 'applied';
-      outcome = { sites: sites.map((site) => ({ id: site.id, site: site.site, articles: site.articles, backlinks: site.backlinks })) };
-    } catch (error) {
-      state = 'failed';
-      if (error instanceof ImportError) {
-        outcome = { error: 'The file no longer passes the checks (the data changed since the dry run); nothing was imported.', problems: error.problems, more_problems: error.more };
-      } else {
-        this.onBackgroundError(error);
-        outcome = { error: 'The import failed on our side; nothing was imported. The service log has the cause.' };
-      }
-    }
-    await written;
-    await this.db
+  /**
+   * Runs `job` in a child process; once it has exited, `after`. A child that died before it wrote
+   * the step's outcome (killed, out of memory, a crash) leaves the upload failed, with its cause in
+   * this node's log (the child's own log lines are there too).
+   */
+  private start(job: ImportUploadJob, after: (exit: ChildExit) => Promise<void>): void {
+    const child = runChild(this.children.module, [JSON.stringify(job)], this.children.env);
+    const run = child.exited
+      .then(async (exit) => {
+        if (exit.code !== stepExit.done && !(job.step === 'check' && exit.code === stepExit.refused)) await this.markDied(job, exit);
+        await after(exit);
+      })
+      .catch(this.onBackgroundError);
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  private async markDied(job: ImportUploadJob, exit: ChildExit): Promise<void> {
+    const during = job.step === 'check' ? 'checking' : 'applying';
+    const marked = await this.db
       .updateTable('import_uploads')
-      .set({ state, progress: latest === null ? null : JSON.stringify(latest), outcome: JSON.stringify(outcome), bytes: Buffer.alloc(0), updated_at: toTimestamp(this.clock.now()) })
-      .where('id', '=', id)
-      .execute();
+      .set({ state: 'failed', outcome: JSON.stringify(diedOutcome(job.step, this.dialect)), updated_at: toTimestamp(this.clock.now()) })
+      .where('id', '=', job.upload)
+      .where('state', '=', during)
+      .executeTakeFirst();
+    const how = exit.signal ? `was ended by ${exit.signal}` : `exited with code ${exit.code}`;
+    this.onBackgroundError(new Error(`The ${job.step} of import upload ${job.upload} failed: its process ${how}${Number(marked.numUpdatedRows) === 1 ? '; the upload is marked failed' : ''}.`));
   }
 }
 

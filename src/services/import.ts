@@ -71,6 +71,17 @@ export interface ImportPlan {
   sites: ImportedSite[];
 }
 
+/**
+ * Whose action an import is, for its activity records: an operator's command (channel `cli`, no
+ * user) unless a staff member applied it in the UI (their user, the UI's channel and request).
+ */
+export interface ImportActor {
+  userId: number;
+  channel: 'api';
+  method: string;
+  path: string;
+}
+
 /** Rows read so far by a running import. */
 export interface ImportProgress {
   sites: number;
@@ -160,6 +171,7 @@ class UpsertWriter {
     headers: SiteHeader[],
     private readonly now: string,
     private readonly onProgress: ((progress: ImportProgress) => void) | undefined,
+    private readonly actor?: ImportActor,
   ) {
     this.headers = new Map(headers.map((header) => [header.index, header]));
   }
@@ -275,7 +287,8 @@ class UpsertWriter {
     if (accounts.length === 0 || !this.steps) return;
     await this.steps.run(async (trx) => {
       for (const accountId of accounts) {
-        const row = { created_at: this.now, account_id: accountId, channel: 'cli' as const, operation: 'import', status: 200, duration_ms: Math.round(durationMs) };
+        const by = this.actor ? { user_id: this.actor.userId, channel: this.actor.channel, method: this.actor.method, path: this.actor.path } : { channel: 'cli' as const };
+        const row = { created_at: this.now, account_id: accountId, ...by, operation: 'import', status: 200, duration_ms: Math.round(durationMs) };
         const { id } = await trx.insertInto('activity_log').values(row).returning('id').executeTakeFirstOrThrow();
         this.steps!.journal?.changed('activity_log', id, null, this.sites.find((site) => site.batch.accountId === accountId)!.batch.id!);
       }
@@ -316,9 +329,10 @@ export class ImportService {
    * them, up to `problemCap`, and nothing written), then again to write it in batches, each row
    * created, updated or left as it is. PostgreSQL writes it in one transaction; SQLite commits the
    * batches as they come (`CommittedInBatches`), so the service's writes never wait for the whole
-   * import, and undoes them when a later one fails. Memory holds one batch, not the file.
+   * import, and undoes them when a later one fails. Memory holds one batch, not the file. Its
+   * activity records name `actor` (a staff member's UI import), else the operator's command.
    */
-  async importFrom(open: ReopenableSource, onProgress?: (progress: ImportProgress) => void): Promise<ImportedSite[]> {
+  async importFrom(open: ReopenableSource, onProgress?: (progress: ImportProgress) => void, actor?: ImportActor): Promise<ImportedSite[]> {
     return this.withScratch(async (scratch) => {
       const started = performance.now();
       const checked = await checkImportFile(open(), this.db, scratch, problemCap);
@@ -326,7 +340,7 @@ export class ImportService {
       const now = toTimestamp(this.clock.now());
       if (this.dialect === 'postgres') {
         const sites = await this.db.transaction().execute(async (trx) => {
-          const writer = new UpsertWriter(this.db, new WholeImport(trx), checked.sites, now, onProgress);
+          const writer = new UpsertWriter(this.db, new WholeImport(trx), checked.sites, now, onProgress, actor);
           await writer.writeAll(open());
           await writer.record(performance.now() - started);
           return writer.sites;
@@ -335,7 +349,7 @@ export class ImportService {
         return sites;
       }
       const batches = new CommittedInBatches(this.db, this.dialect, scratch);
-      const writer = new UpsertWriter(this.db, batches, checked.sites, now, onProgress);
+      const writer = new UpsertWriter(this.db, batches, checked.sites, now, onProgress, actor);
       try {
         await writer.writeAll(open());
         await writer.record(performance.now() - started);

@@ -17,7 +17,7 @@ import { HtmlPool } from './html-pool.js';
 import { ExportService } from './export.js';
 import { IdempotencyStore } from './idempotency.js';
 import { ImportService } from './import.js';
-import { ImportUploadsService } from './import-uploads.js';
+import { type ImportChildSettings, ImportUploadsService } from './import-uploads.js';
 import { KeysService } from './keys.js';
 import { DatabaseMediaStore, FileMediaStore, type MediaStore } from './media.js';
 import { Mailer, type MailSettings } from './mailer.js';
@@ -49,6 +49,8 @@ export interface ServiceDeps {
   htmlPool: HtmlPoolSettings;
   housekeeping: HousekeepingSettings;
   onBackgroundError: (error: unknown) => void;
+  /** The child processes that check and apply staff's UI imports. */
+  importChildren: ImportChildSettings;
   /** E-mail (SMTP_URL): password links go out through it; without it they are only shown. */
   mail?: MailSettings;
 }
@@ -105,7 +107,7 @@ export function createServices(deps: ServiceDeps) {
     users,
     keys,
     importer,
-    importUploads: new ImportUploadsService(kysely, clock, importer, activity, deps.onBackgroundError),
+    importUploads: new ImportUploadsService(kysely, db.dialect, clock, activity, deps.importChildren, deps.onBackgroundError),
     exporter: new ExportService(kysely, activity),
     demo: new DemoService(kysely, clock, users, keys, importer, deps.publicUrl),
     activity,

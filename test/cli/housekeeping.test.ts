@@ -66,11 +66,11 @@ describe('anchorage housekeeping', () => {
     await expiredRows(owner.account_id, owner.user_id);
     const result = await cli(['housekeeping']);
     expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ sessions: 1, idempotency_keys: 1, oauth_codes: 0, oauth_tokens: 0, activity_log: 1 });
+    expect(JSON.parse(result.stdout)).toEqual({ sessions: 1, idempotency_keys: 1, oauth_codes: 0, oauth_tokens: 0, activity_log: 1, import_uploads: 0 });
     expect(await oldActivity()).toBe(0);
     expect(await count('activity_log')).toBe(1);
     const again = await cli(['housekeeping']);
-    expect(JSON.parse(again.stdout)).toEqual({ sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0 });
+    expect(JSON.parse(again.stdout)).toEqual({ sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0, import_uploads: 0 });
   });
 
   it.skipIf(!testDatabaseUrl)('exits 1 and deletes nothing while another node holds the housekeeping lock', { timeout: 120_000 }, async () => {

@@ -50,6 +50,6 @@ describe('anchorage CLI output with REDIS_URL', () => {
     expect(JSON.parse(user.stdout)).toEqual({ user_id: expect.any(Number), account_id: expect.any(Number) });
     const housekeeping = await cli(['housekeeping'], redis);
     expect(housekeeping.code, housekeeping.stderr).toBe(0);
-    expect(JSON.parse(housekeeping.stdout)).toEqual({ sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0 });
+    expect(JSON.parse(housekeeping.stdout)).toEqual({ sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0, import_uploads: 0 });
   });
 });

@@ -12,7 +12,7 @@ let customer: Awaited<ReturnType<typeof createCustomer>>;
 
 const day = 86_400_000;
 const at = (offsetMs: number) => toTimestamp(new Date(h.clock.now().getTime() + offsetMs));
-const nothing = { sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0 };
+const nothing = { sessions: 0, idempotency_keys: 0, oauth_codes: 0, oauth_tokens: 0, activity_log: 0, import_uploads: 0 };
 
 beforeAll(async () => {
   customer = await createCustomer(h.services);
@@ -23,12 +23,12 @@ afterEach(async () => {
   h.clock.set('2026-11-15T12:00:00Z');
   await h.services.housekeeping.run();
   const db = h.services.db.kysely;
-  for (const table of ['sessions', 'idempotency_keys', 'oauth_codes', 'oauth_tokens', 'activity_log'] as const) {
+  for (const table of ['sessions', 'idempotency_keys', 'oauth_codes', 'oauth_tokens', 'activity_log', 'import_uploads'] as const) {
     await db.deleteFrom(table).execute();
   }
 });
 
-async function count(table: 'sessions' | 'idempotency_keys' | 'oauth_codes' | 'oauth_tokens' | 'activity_log'): Promise<number> {
+async function count(table: 'sessions' | 'idempotency_keys' | 'oauth_codes' | 'oauth_tokens' | 'activity_log' | 'import_uploads'): Promise<number> {
   const row = await h.services.db.kysely
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -157,6 +157,36 @@ describe(`housekeeping (${dialectName})`, () => {
     h.clock.set(at(day + 1000));
     expect(await h.services.housekeeping.run()).toEqual({ ...nothing, activity_log: 1 });
     expect(await count('activity_log')).toBe(1);
+  });
+
+  it('deletes staff’s import uploads a day old, in every state but applying', async () => {
+    const states = ['checking', 'refused', 'planned', 'applying', 'applied', 'failed'] as const;
+    const rows = [...states.map((state) => ({ state, created_at: at(-day - 1000) })), ...states.map((state) => ({ state, created_at: at(-day + 60_000) }))];
+    await h.services.db.kysely
+      .insertInto('import_uploads')
+      .values(
+        rows.map(({ state, created_at }, i) => ({
+          token_hash: `hash-${i}-${randomBytes(4).toString('hex')}`,
+          user_id: customer.userId,
+          session_hash: 's',
+          size: 12,
+          plan: '{}',
+          state,
+          created_at,
+          updated_at: created_at,
+        })),
+      )
+      .execute();
+    // A planned upload's file goes with it.
+    const ids = await h.services.db.kysely.selectFrom('import_uploads').select('id').where('state', 'in', ['planned', 'applying']).orderBy('id').execute();
+    await h.services.db.kysely.insertInto('import_upload_files').values(ids.map(({ id }) => ({ upload_id: id, bytes: Buffer.from('{"sites":[]}') }))).execute();
+    expect(await h.services.housekeeping.run()).toEqual({ ...nothing, import_uploads: 5 });
+    expect(await h.services.db.kysely.selectFrom('import_upload_files').select('upload_id').orderBy('upload_id').execute()).toEqual(ids.slice(1).map(({ id }) => ({ upload_id: id })));
+    const left = await h.services.db.kysely.selectFrom('import_uploads').select(['state', 'created_at']).orderBy('id').execute();
+    expect(left).toEqual([{ state: 'applying', created_at: at(-day - 1000) }, ...states.map((state) => ({ state, created_at: at(-day + 60_000) }))]);
+    h.clock.set(at(61_000));
+    expect(await h.services.housekeeping.run()).toEqual({ ...nothing, import_uploads: 5 });
+    expect(await count('import_uploads')).toBe(2);
   });
 
   it('runs hourly and keeps 400 days of activity by default; refuses nonsense settings', () => {

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { issueMcpToken } from '../fuzz/hostile.js';
 import { createCustomer, type Harness, useHarness } from '../helpers/harness.js';
@@ -32,17 +34,48 @@ const delivery = (owner: string, backlinks: number) =>
     ],
   });
 
-/** Polls the progress endpoint until the apply is over. */
-async function applied(browser: InjectBrowser, page: string): Promise<{ state: string; rows: number; of: number }> {
-  for (let i = 0; i < 600; i++) {
+/** Polls the progress endpoint until the upload's step (`checking` or `applying`) is over. */
+async function after(state: 'checking' | 'applying', browser: InjectBrowser, page: string): Promise<{ state: string; rows: number; of: number }> {
+  for (let i = 0; i < 2_400; i++) {
     const progress = (await browser.get(`${page}/progress`)).json() as { state: string; rows: number; of: number };
-    if (progress.state !== 'applying') return progress;
+    if (progress.state !== state) return progress;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error('the import did not finish');
+  throw new Error(`the upload is still ${state}`);
+}
+const applied = (browser: InjectBrowser, page: string) => after('applying', browser, page);
+
+/** The child processes of this process that run a step of an import upload (Linux: /proc). */
+function importChildren(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('import-upload');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
-describe('staff import a file in the UI: upload, dry run, apply', () => {
+/** Kills the first import child of this process that appears (SIGKILL: it writes nothing more). */
+async function killImportChild(): Promise<void> {
+  for (let i = 0; i < 2_000; i++) {
+    const [pid] = importChildren();
+    if (pid !== undefined) {
+      process.kill(pid, 'SIGKILL');
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('no import child started');
+}
+
+// Each check and apply starts a Node process (seconds on a busy machine, from the TypeScript sources).
+describe('staff import a file in the UI: upload, dry run, apply', { timeout: 120_000 }, () => {
   const h = useHarness();
   let staff: Customer;
   let customer: Customer;
@@ -52,6 +85,16 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
     Number((await h.services.db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   const counts = async () => ({ sites: await count('sites'), articles: await count('articles'), backlinks: await count('backlinks') });
   const upload = async (file?: Buffer | string, as = browser) => postFile(h, as, { _csrf: csrfOf((await as.get('/app/staff/imports')).body) }, file);
+  /** Uploads `file` and waits for its check (and its process, and its record): the upload's address. */
+  const uploadChecked = async (file: string) => {
+    const uploaded = await upload(file);
+    expect(uploaded.statusCode).toBe(303);
+    const location = uploaded.headers.location as string;
+    await after('checking', browser, location);
+    await h.services.importUploads.settled();
+    await h.services.activity.flush();
+    return location;
+  };
 
   it('sets up a staff member and a customer', async () => {
     staff = await createCustomer(h.services, { staff: true });
@@ -80,6 +123,13 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
     expect(uploaded.statusCode).toBe(303);
     const location = uploaded.headers.location as string;
     expect(location).toMatch(/^\/app\/staff\/imports\/iu_[0-9A-Za-z]{40}$/);
+    // The check runs in a child process; the page follows it, then shows what it found.
+    const checking = await browser.get(location);
+    expect(checking.statusCode).toBe(200);
+    if (checking.body.includes('Checking the file…')) expect(checking.body).toContain('/assets/import-progress.js');
+    expect(await after('checking', browser, location)).toMatchObject({ state: 'refused' });
+    await h.services.importUploads.settled();
+    await h.services.activity.flush();
     const page = decodeEntities((await browser.get(location)).body);
     expect(page).toContain(`The file has ${plan.problems.length} problems`);
     for (const problem of plan.problems) expect(page).toContain(`<li><code>${problem.path}</code>: ${problem.message}</li>`);
@@ -92,8 +142,7 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
   it('a good file shows the plan, then Apply imports it with progress, once; the same file again changes nothing', async () => {
     const before = await counts();
     const file = delivery(customer.email, 300);
-    const uploaded = await upload(file);
-    const location = uploaded.headers.location as string;
+    const location = await uploadChecked(file);
     const page = await browser.get(location);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('No problems. Nothing has been written yet');
@@ -115,11 +164,10 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
     expect((await browser.get(`${location}/progress`)).json()).toMatchObject({ state: 'applied' });
     expect(await counts()).toEqual({ sites: before.sites + 1, articles: before.articles + 1, backlinks: before.backlinks + 300 });
     // The file is not kept once applied.
-    const stored = await h.services.db.kysely.selectFrom('import_uploads').select(['bytes', 'state']).where('state', '=', 'applied').executeTakeFirstOrThrow();
-    expect(Buffer.from(stored.bytes).length).toBe(0);
+    const stored = await h.services.db.kysely.selectFrom('import_upload_files').select('upload_id').execute();
+    expect(stored).toEqual([]);
 
-    const again = await upload(file);
-    const againPage = await browser.get(again.headers.location as string);
+    const againPage = await browser.get(await uploadChecked(file));
     expect(againPage.body).toMatch(/Site \d+<\/a><\/td><td>unchanged<\/td><td class="num">0<\/td><td class="num">0<\/td><td class="num">1<\/td><td class="num">0<\/td><td class="num">0<\/td><td class="num">300<\/td>/);
 
     await h.services.activity.flush();
@@ -130,12 +178,14 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
       { operation: 'applyImport', user_id: staff.userId, account_id: staff.accountId, status: 202 },
       { operation: 'checkImport', user_id: staff.userId, account_id: staff.accountId, status: 201 },
     ]);
+    // The import's own record, for the account it touched, is the staff member's action in the UI (the CLI's are `cli`).
+    const imported = await h.services.db.kysely.selectFrom('activity_log').select(['user_id', 'account_id', 'channel', 'status']).where('operation', '=', 'import').execute();
+    expect(imported).toEqual([{ user_id: staff.userId, account_id: customer.accountId, channel: 'api', status: 200 }]);
   });
 
   it('a file that no longer passes when applied imports nothing and says why', async () => {
     const owner = await createCustomer(h.services);
-    const uploaded = await upload(delivery(owner.email, 2).replace('harbour.example', 'late.example'));
-    const location = uploaded.headers.location as string;
+    const location = await uploadChecked(delivery(owner.email, 2).replace('harbour.example', 'late.example'));
     const page = await browser.get(location);
     await h.services.db.kysely.deleteFrom('api_keys').where('user_id', '=', owner.userId).execute();
     await h.services.db.kysely.deleteFrom('users').where('id', '=', owner.userId).execute();
@@ -177,8 +227,7 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
     expect(wrongField.statusCode).toBe(422);
     expect(wrongField.body).toContain('Send the import file in the field file.');
 
-    const uploaded = await upload(delivery(customer.email, 1));
-    const location = uploaded.headers.location as string;
+    const location = await uploadChecked(delivery(customer.email, 1));
     // Another session of the same staff member does not see it: the token is tied to the session that uploaded it.
     const elsewhere = new InjectBrowser(h.app);
     await elsewhere.signIn(staff.email);
@@ -189,12 +238,14 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
       expect((await browser.get(path)).statusCode).toBe(404);
     }
     expect(await counts()).toEqual(before);
+    // No file received on the node's disk stays there: refused, too large, or checked.
+    await h.services.importUploads.settled();
+    expect(readdirSync(join(h.settings.dataDir, 'import-uploads'))).toEqual([]);
   });
 
   it('refuses customer sessions, API keys and MCP tokens on every import route', async () => {
     const before = await counts();
-    const uploaded = await upload(delivery(customer.email, 1));
-    const location = uploaded.headers.location as string;
+    const location = await uploadChecked(delivery(customer.email, 1));
     const customerBrowser = new InjectBrowser(h.app);
     await customerBrowser.signIn(customer.email);
     const csrf = csrfOf((await customerBrowser.get('/app')).body);
@@ -221,5 +272,36 @@ describe('staff import a file in the UI: upload, dry run, apply', () => {
     }
     expect((await browser.get(`${location}/progress`)).json()).toMatchObject({ state: 'planned' });
     expect(await counts()).toEqual(before);
+  });
+
+  it('a check or an apply whose process dies leaves the upload failed, saying so; a stopping node waits for its children', async () => {
+    const before = await counts();
+    const file = delivery(customer.email, 3_000).replaceAll('harbour.example', 'killed.example');
+    const [killed, checkedUpload] = await Promise.all([killImportChild(), upload(file)]);
+    expect(killed).toBeUndefined();
+    const location = checkedUpload.headers.location as string;
+    expect(await after('checking', browser, location)).toMatchObject({ state: 'failed' });
+    const failedCheck = decodeEntities((await browser.get(location)).body);
+    expect(failedCheck).toContain('The check of the file failed on our side; nothing was imported.');
+    expect(failedCheck).toContain('Upload an import file');
+
+    // Its check's process has exited: the next one is the apply's.
+    const planned = await uploadChecked(file);
+    const page = await browser.get(planned);
+    await Promise.all([killImportChild(), browser.post(`${planned}/apply`, { _csrf: csrfOf(page.body) })]);
+    expect(await applied(browser, planned)).toMatchObject({ state: 'failed' });
+    expect(decodeEntities((await browser.get(planned)).body)).toMatch(/The import failed on our side(; nothing was imported| and stopped part-way)/);
+    if (h.services.db.dialect === 'postgres') expect(await counts()).toEqual(before);
+    await h.services.importUploads.settled();
+    expect(importChildren()).toEqual([]);
+    expect(readdirSync(join(h.settings.dataDir, 'import-uploads'))).toEqual([]);
+
+    // A node stopping now waits for the check it started.
+    const waited = await upload(delivery(customer.email, 1).replaceAll('harbour.example', 'waited.example'));
+    await h.services.importUploads.settled();
+    expect((await browser.get(`${waited.headers.location as string}/progress`)).json()).toMatchObject({ state: 'planned' });
+    await h.services.activity.flush();
+    const records = await h.services.db.kysely.selectFrom('activity_log').select('status').where('operation', '=', 'checkImport').orderBy('id', 'desc').limit(3).execute();
+    expect(records.map((r) => r.status)).toEqual([201, 201, 500]);
   });
 });

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, validationFailed } from '../../core/errors.js';
 import { multipartBodyLimit } from '../../http/rest.js';
-import type { ImportUpload, PlannedSite } from '../../services/import-uploads.js';
+import type { ImportUpload, ImportUploadsService, PlannedSite, ReceivedFile } from '../../services/import-uploads.js';
 import type { Tally } from '../../services/import.js';
 import { csrfField, notice, tableWrap, timestamp } from '../components.js';
 import type { UiContext, WebOptions } from '../context.js';
@@ -63,6 +63,15 @@ function progressOf(upload: ImportUpload) {
 function uploadBody(ui: UiContext, token: string, upload: ImportUpload): SafeHtml {
   const head = html`<p class="muted">${(upload.size / 1024).toFixed(1)} KiB, uploaded ${timestamp(upload.created_at)}.</p>`;
   const { plan } = upload;
+  if (upload.state === 'checking') {
+    return html`${head}
+<section class="card" aria-labelledby="progress-h" data-import-progress="/app/staff/imports/${token}/progress" data-import-state="checking">
+  <h2 id="progress-h">Checking the file…</h2>
+  <progress aria-labelledby="progress-h"></progress>
+  <p>The file is read whole and planned against the data, as <code>anchorage import --dry-run</code> does; nothing is written.</p>
+  <p class="muted small">This page shows the plan once the check is done; without JavaScript, <a href="/app/staff/imports/${token}">reload it</a>.</p>
+</section>`;
+  }
   if (upload.state === 'refused') {
     return html`${head}
 ${notice('error', html`The file has ${plan.problems.length + plan.more_problems} ${plan.problems.length + plan.more_problems === 1 ? 'problem' : 'problems'}: nothing can be imported from it. Fix them and upload it again.`)}
@@ -89,7 +98,7 @@ ${notice('success', 'No problems. Nothing has been written yet: this is what app
   if (upload.state === 'applying') {
     const progress = progressOf(upload);
     return html`${head}
-<section class="card" aria-labelledby="progress-h" data-import-progress="/app/staff/imports/${token}/progress">
+<section class="card" aria-labelledby="progress-h" data-import-progress="/app/staff/imports/${token}/progress" data-import-state="applying">
   <h2 id="progress-h">Importing…</h2>
   <progress max="${progress.of}" value="${progress.rows}" aria-labelledby="progress-h"></progress>
   <p data-progress-text>${progress.rows} of ${progress.of} rows written (${progress.done.articles} of ${progress.total.articles} articles, ${progress.done.backlinks} of ${progress.total.backlinks} backlinks).</p>
@@ -112,18 +121,29 @@ ${failed.problems ? html`<section class="card"><ol class="problems" data-problem
 ${uploadForm(ui)}`;
 }
 
-/** A multipart form's text fields (the first of each name) and its one file, in the field `file`. */
-async function readForm(request: FastifyRequest): Promise<Record<string, string | Buffer>> {
-  const form: Record<string, string | Buffer> = {};
+type ImportForm = Record<string, string | ReceivedFile>;
+
+/**
+ * A multipart form's text fields (the first of each name) and its one file, in the field `file`,
+ * streamed to the node's disk as it arrives (`ImportUploadsService.receive`): the event loop never
+ * holds the whole file.
+ */
+async function readForm(request: FastifyRequest, uploads: ImportUploadsService): Promise<ImportForm> {
+  const form: ImportForm = {};
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
-        const bytes = await part.toBuffer();
-        if (part.fieldname !== 'file') throw validationFailed({ [part.fieldname]: ['Send the import file in the field file.'] });
-        form.file = bytes;
+        if (part.fieldname !== 'file') {
+          part.file.resume();
+          throw validationFailed({ [part.fieldname]: ['Send the import file in the field file.'] });
+        }
+        const file = await uploads.receive(part.file);
+        form.file = file;
+        if (part.file.truncated) throw new request.server.multipartErrors.RequestFileTooLargeError();
       } else if (!Object.hasOwn(form, part.fieldname)) form[part.fieldname] = String(part.value);
     }
   } catch (error) {
+    if (typeof form.file === 'object') await uploads.discard(form.file);
     const code = String((error as { code?: unknown }).code ?? '');
     if (code === 'FST_FILES_LIMIT') throw validationFailed({ file: ['Send one file.'] });
     // Limits (FST_*) and our own refusals keep their meaning; the parser's errors mean a malformed body.
@@ -134,15 +154,20 @@ async function readForm(request: FastifyRequest): Promise<Record<string, string 
 }
 
 /**
- * Staff's import in the UI: upload a file, see its dry run (every problem, the plan), apply it,
- * follow its progress. The upload is multipart, with the API's multipart limits.
+ * Staff's import in the UI: upload a file, follow its check, see its dry run (every problem, the
+ * plan), apply it, follow its progress. The upload is multipart, with the API's multipart limits.
  */
 export async function staffImportPages(app: FastifyInstance, options: WebOptions) {
   const { services } = options;
   await app.register(multipart, { limits: { fileSize: multipartBodyLimit, files: 1, fields: 10, parts: 12 } });
   // The form is read before the sign-in and CSRF check, which takes `_csrf` from the body.
   app.addHook('preValidation', async (request) => {
-    if (request.isMultipart()) request.body = await readForm(request);
+    if (request.isMultipart()) request.body = await readForm(request, services.importUploads);
+  });
+  // A received file no upload took (the request was refused, or failed) is deleted.
+  app.addHook('onResponse', async (request) => {
+    const file = (request.body as ImportForm | undefined)?.file;
+    if (typeof file === 'object') await services.importUploads.discard(file);
   });
 
   const importPage = (ui: UiContext, problem?: string) => ({
@@ -160,8 +185,8 @@ ${uploadForm(ui, problem)}`,
 
   app.post<{ Body: Record<string, unknown> | undefined }>('/app/staff/imports', { bodyLimit: multipartBodyLimit }, async (request, reply) => {
     const ui = staffOnly(request);
-    const file = request.body?.file;
-    if (!Buffer.isBuffer(file) || file.length === 0) return sendPage(reply, ui, importPage(ui, 'Choose an import file (a JSON file in the import format).'), 422);
+    const file = request.body?.file as ReceivedFile | string | undefined;
+    if (typeof file !== 'object' || file.size === 0) return sendPage(reply, ui, importPage(ui, 'Choose an import file (a JSON file in the import format).'), 422);
     const token = await services.importUploads.upload(ui.actor, ui.session.id, file);
     return reply.redirect(`/app/staff/imports/${token}`, 303);
   });
@@ -172,7 +197,7 @@ ${uploadForm(ui, problem)}`,
     return sendPage(reply, ui, {
       title: 'Import',
       active: 'staff' as const,
-      scripts: upload.state === 'applying' ? ['/assets/import-progress.js'] : [],
+      scripts: upload.state === 'checking' || upload.state === 'applying' ? ['/assets/import-progress.js'] : [],
       body: html`${crumbs('File')}
 <div class="page-head"><div><h1>Import file</h1></div></div>
 ${uploadBody(ui, request.params.token, upload)}`,
