@@ -319,7 +319,8 @@ describe('HtmlPool', () => {
     }
   });
 
-  it('stops a task past its heap bound with validation_failed on body, refuses a body that fills it as too many values, and goes on working', async () => {
+  // A thread that fills its heap collects again and again before it stops: seconds of CPU.
+  it('stops a task past its heap bound with validation_failed on body, refuses a body that fills it as too many values, and goes on working', { timeout: 120_000 }, async () => {
     const small = new HtmlPool({ threads: 1, maxQueuedChars: 1e9, inlineBelow: 0, perAccount: 10, timeoutMs: 60_000, heapMb: 64 });
     try {
       // 600,000 attributes on one element: a thread's heap reached 278 MB without the bound.
