@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { type Clock, toTimestamp } from '../core/time.js';
 import type { Database } from '../db/schema.js';
 import { ImportError, type ImportProgress, importPlanJson, type ImportService } from './import.js';
-import type { UploadOutcome } from './import-uploads.js';
+import { checkFailed, importFailed, type UploadOutcome } from './import-uploads.js';
 
 /** An apply's progress reaches the database at most this often (ms). */
 const progressWriteMs = 500;
@@ -43,7 +43,7 @@ export class ImportUploadSteps {
     } catch (error) {
       this.onError(error);
       state = 'failed';
-      outcome = { error: 'The check of the file failed on our side; nothing was imported. The service log has the cause: upload the file again.' };
+      outcome = { error: checkFailed };
     }
     await this.db.transaction().execute(async (trx) => {
       const checked = await trx
@@ -100,7 +100,7 @@ export class ImportUploadSteps {
       } else {
         this.onError(error);
         ourSide = true;
-        outcome = { error: 'The import failed on our side; nothing was imported. The service log has the cause.' };
+        outcome = { error: importFailed };
       }
     }
     await written;

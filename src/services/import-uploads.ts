@@ -87,13 +87,19 @@ export interface ImportChildSettings {
   receivedDir: string;
 }
 
+/** A check that failed on our side. */
+export const checkFailed = 'The check of the file failed on our side; nothing was imported. The service log has the cause: upload the file again.';
+
+/** An import that failed on our side and wrote nothing (PostgreSQL's one transaction, or undone). */
+export const importFailed = 'The import failed on our side; nothing was imported. The service log has the cause.';
+
 /** The outcome of a step whose process died before it wrote one. */
 function diedOutcome(step: ImportUploadJob['step'], dialect: DialectName): UploadOutcome {
-  if (step === 'check') return { error: 'The check of the file failed on our side; nothing was imported. The service log has the cause: upload the file again.' };
+  if (step === 'check') return { error: checkFailed };
   return {
     error:
       dialect === 'postgres'
-        ? 'The import failed on our side; nothing was imported. The service log has the cause.'
+        ? importFailed
         : 'The import failed on our side and stopped part-way: the rows it had written stay. The service log has the cause; upload the file again and apply it (an import matches what is already there).',
   };
 }
