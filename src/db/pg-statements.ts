@@ -7,6 +7,14 @@ const maxNamedTexts = 256;
 /** Texts with more parameters (multi-row inserts, long lists) vary with their data: never named. */
 const maxNamedParameters = 16;
 
+/**
+ * Begins a text whose best plan depends on its values: a site's condition matches ten rows or a
+ * hundred thousand. Such a text runs unnamed, planned for its values each time. Named, PostgreSQL
+ * plans it for any values after five runs, and that plan read a large site's whole index of sites
+ * on every search (`services/search.ts`).
+ */
+export const plannedForItsValues = '/* planned for its values */ ';
+
 /** PostgreSQL's refusal of a prepared statement whose table changed its columns since (a migration). */
 const changedResultType = (error: unknown): boolean =>
   (error as { code?: unknown } | null)?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
@@ -16,7 +24,8 @@ const changedResultType = (error: unknown): boolean =>
  * parses and plans its text once per connection instead of on every query, as the bench's bare
  * floor does. The texts the service sends are few (built from its code, values bound as
  * parameters); the bounds keep a text that varies with its data, and any surprise, from piling
- * up prepared statements in every connection.
+ * up prepared statements in every connection. A text that begins with `plannedForItsValues` is
+ * never named.
  *
  * A statement prepared before a migration changed its table's columns is refused ever after on
  * that connection ("cached plan must not change result type"): the text then takes a new name,
@@ -39,7 +48,7 @@ export function namedStatements(pool: pg.Pool): PostgresPool {
     names.get(text) ?? (parameters > maxNamedParameters || names.size >= maxNamedTexts ? undefined : newName(text));
 
   async function run(client: pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult> {
-    const name = client.getTransactionStatus() === 'I' ? nameOf(text, values.length) : undefined;
+    const name = client.getTransactionStatus() === 'I' && !text.startsWith(plannedForItsValues) ? nameOf(text, values.length) : undefined;
     try {
       return await client.query({ name, text, values });
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { namedStatements } from '../../src/db/pg-statements.js';
+import { namedStatements, plannedForItsValues } from '../../src/db/pg-statements.js';
 import { isolatedPostgresUrl, testDatabaseUrl } from '../helpers/harness.js';
 
 describe.skipIf(!testDatabaseUrl)('PostgreSQL: queries outside a transaction run as named prepared statements (namedStatements)', () => {
@@ -45,6 +45,12 @@ describe.skipIf(!testDatabaseUrl)('PostgreSQL: queries outside a transaction run
       expect((await sql<{ n: number }>`select ${5}::int * 3 as n`.execute(trx)).rows).toEqual([{ n: 15 }]);
     });
     expect((await prepared()).has('select $1::int * 3 as n')).toBe(false);
+  });
+
+  it('leaves a text planned for its values unnamed, however often it runs', async () => {
+    const marked = () => sql<{ n: number }>`${sql.raw(plannedForItsValues)}select ${6}::int * 7 as n`.execute(db);
+    for (let run = 0; run < 7; run++) expect((await marked()).rows).toEqual([{ n: 42 }]);
+    expect([...(await prepared()).keys()].some((text) => text.includes('* 7'))).toBe(false);
   });
 
   it('runs a read again when a migration changed its table since it was prepared, here and on a new name', async () => {
