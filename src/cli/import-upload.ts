@@ -27,9 +27,10 @@ const steps = new ImportUploadSteps(db.kysely, clock, new ImportService(db.kysel
 // The exit code tells the node how the step ended (`stepExit`); the outcome itself is in the row.
 try {
   if (job.step === 'check' && job.file !== undefined) {
-    const found = await steps.check(job.upload, job.file);
+    const { file } = job;
+    const found = await steps.stamped(job.upload, () => steps.check(job.upload, file));
     process.exitCode = found === 'planned' ? stepExit.done : found === 'refused' ? stepExit.refused : 1;
-  } else if (job.step === 'apply') process.exitCode = (await steps.apply(job.upload)) ? stepExit.done : 1;
+  } else if (job.step === 'apply') process.exitCode = (await steps.stamped(job.upload, () => steps.apply(job.upload))) ? stepExit.done : 1;
   else throw new Error(`Not a step of an import upload: ${process.argv[2] ?? ''}`);
 } catch (error) {
   // The step could not write its outcome: the node marks the upload failed when it sees the exit code.

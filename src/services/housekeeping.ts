@@ -144,7 +144,15 @@ export class Housekeeping {
       import_uploads: await this.inBatches(db, (d) =>
         d
           .deleteFrom('import_uploads')
-          .where('id', 'in', (eb) => eb.selectFrom('import_uploads').select('id').where('created_at', '<', uploadsCutoff).where('state', '<>', 'applying').limit(batchSize)),
+          .where('id', 'in', (eb) =>
+            eb
+              .selectFrom('import_uploads')
+              .select('id')
+              .where('created_at', '<', uploadsCutoff)
+              // An apply under way stamps its upload; one not stamped for a day has no process left.
+              .where((w) => w.or([w('state', '<>', 'applying'), w('updated_at', '<', uploadsCutoff)]))
+              .limit(batchSize),
+          ),
       ),
     };
   }

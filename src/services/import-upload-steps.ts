@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { type Clock, toTimestamp } from '../core/time.js';
 import type { Database } from '../db/schema.js';
 import { ImportError, type ImportProgress, importPlanJson, type ImportService } from './import.js';
-import { checkFailed, importFailed, type UploadOutcome } from './import-uploads.js';
+import { checkFailed, importFailed, stepHeartbeatMs, type UploadOutcome } from './import-uploads.js';
 
 /** An apply's progress reaches the database at most this often (ms). */
 const progressWriteMs = 500;
@@ -28,6 +28,27 @@ export class ImportUploadSteps {
     private readonly importer: ImportService,
     private readonly onError: (error: unknown) => void,
   ) {}
+
+  /**
+   * Runs a step of upload `id`, stamping the upload's `updated_at` while it runs: a reader tells
+   * a step under way from one whose process is gone by the stamp (`ImportUploadsService.get`).
+   */
+  async stamped<T>(id: number, step: () => Promise<T>): Promise<T> {
+    const stamp = setInterval(() => {
+      this.db
+        .updateTable('import_uploads')
+        .set({ updated_at: toTimestamp(this.clock.now()) })
+        .where('id', '=', id)
+        .where('state', 'in', ['checking', 'applying'])
+        .execute()
+        .catch(this.onError);
+    }, stepHeartbeatMs);
+    try {
+      return await step();
+    } finally {
+      clearInterval(stamp);
+    }
+  }
 
   /** Checks and plans the received `file`, and stores it (`import_upload_files`) for the apply when it has no problem; what the check found. */
   async check(id: number, file: string): Promise<'planned' | 'refused' | 'failed'> {

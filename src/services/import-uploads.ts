@@ -93,6 +93,15 @@ export const checkFailed = 'The check of the file failed on our side; nothing wa
 /** An import that failed on our side and wrote nothing (PostgreSQL's one transaction, or undone). */
 export const importFailed = 'The import failed on our side; nothing was imported. The service log has the cause.';
 
+/** While a step's process runs, it stamps its upload's `updated_at` this often (ms). */
+export const stepHeartbeatMs = 10_000;
+
+/**
+ * An upload checking or applying whose stamp is older than this lost its process along with the
+ * node that would have seen it exit (a restart, a crash of the machine): reading it marks it failed.
+ */
+const stepLostAfterMs = 60_000;
+
 /** The outcome of a step whose process died before it wrote one. */
 function diedOutcome(step: ImportUploadJob['step'], dialect: DialectName): UploadOutcome {
   if (step === 'check') return { error: checkFailed };
@@ -175,12 +184,16 @@ export class ImportUploadsService {
   /** The upload of `token`, if this session made it. */
   async get(actor: Actor, sessionId: string, token: string): Promise<ImportUpload> {
     requireStaff(actor);
-    const row = await this.row(sessionId, token)
-      .select(['state', 'size', 'plan', 'progress', 'outcome', 'created_at', 'updated_at'])
-      .executeTakeFirst();
+    const read = () => this.row(sessionId, token).select(['id', 'state', 'size', 'plan', 'progress', 'outcome', 'created_at', 'updated_at']).executeTakeFirst();
+    let row = await read();
     if (!row) throw notFound();
+    if ((row.state === 'checking' || row.state === 'applying') && Date.parse(row.updated_at) < this.clock.now().getTime() - stepLostAfterMs) {
+      await this.markFailed(row.id, row.state === 'checking' ? 'check' : 'apply', row.updated_at);
+      row = (await read()) ?? row;
+    }
+    const { id: _id, ...upload } = row;
     return {
-      ...row,
+      ...upload,
       plan: JSON.parse(row.plan) as UploadPlan,
       progress: row.progress === null ? null : (JSON.parse(row.progress) as ImportProgress),
       outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as UploadOutcome),
@@ -239,15 +252,23 @@ export class ImportUploadsService {
   }
 
   private async markDied(job: ImportUploadJob, exit: ChildExit): Promise<void> {
-    const during = job.step === 'check' ? 'checking' : 'applying';
-    const marked = await this.db
-      .updateTable('import_uploads')
-      .set({ state: 'failed', outcome: JSON.stringify(diedOutcome(job.step, this.dialect)), updated_at: toTimestamp(this.clock.now()) })
-      .where('id', '=', job.upload)
-      .where('state', '=', during)
-      .executeTakeFirst();
+    const marked = await this.markFailed(job.upload, job.step);
     const how = exit.signal ? `was ended by ${exit.signal}` : `exited with code ${exit.code}`;
-    this.onBackgroundError(new Error(`The ${job.step} of import upload ${job.upload} failed: its process ${how}${Number(marked.numUpdatedRows) === 1 ? '; the upload is marked failed' : ''}.`));
+    this.onBackgroundError(new Error(`The ${job.step} of import upload ${job.upload} failed: its process ${how}${marked ? '; the upload is marked failed' : ''}.`));
+  }
+
+  /**
+   * Marks the upload failed if its `step` is still under way (and, with `stamped`, not stamped
+   * since: a live process's stamp wins); whether it did.
+   */
+  private async markFailed(id: number, step: ImportUploadJob['step'], stamped?: string): Promise<boolean> {
+    let update = this.db
+      .updateTable('import_uploads')
+      .set({ state: 'failed', outcome: JSON.stringify(diedOutcome(step, this.dialect)), updated_at: toTimestamp(this.clock.now()) })
+      .where('id', '=', id)
+      .where('state', '=', step === 'check' ? 'checking' : 'applying');
+    if (stamped !== undefined) update = update.where('updated_at', '=', stamped);
+    return Number((await update.executeTakeFirst()).numUpdatedRows) === 1;
   }
 }
 

@@ -159,13 +159,19 @@ describe(`housekeeping (${dialectName})`, () => {
     expect(await count('activity_log')).toBe(1);
   });
 
-  it('deletes staff’s import uploads a day old, in every state but applying', async () => {
+  it('deletes staff’s import uploads a day old, in every state but applying, unless the apply’s process stopped stamping it a day ago', async () => {
     const states = ['checking', 'refused', 'planned', 'applying', 'applied', 'failed'] as const;
-    const rows = [...states.map((state) => ({ state, created_at: at(-day - 1000) })), ...states.map((state) => ({ state, created_at: at(-day + 60_000) }))];
+    // An apply under way was stamped a second ago; the last row's process died a day ago.
+    const stamped = (state: (typeof states)[number], created_at: string) => ({ state, created_at, updated_at: state === 'applying' ? at(-1000) : created_at });
+    const rows = [
+      ...states.map((state) => stamped(state, at(-day - 1000))),
+      ...states.map((state) => stamped(state, at(-day + 60_000))),
+      { state: 'applying' as const, created_at: at(-day - 2000), updated_at: at(-day - 1000) },
+    ];
     await h.services.db.kysely
       .insertInto('import_uploads')
       .values(
-        rows.map(({ state, created_at }, i) => ({
+        rows.map(({ state, created_at, updated_at }, i) => ({
           token_hash: `hash-${i}-${randomBytes(4).toString('hex')}`,
           user_id: customer.userId,
           session_hash: 's',
@@ -173,15 +179,15 @@ describe(`housekeeping (${dialectName})`, () => {
           plan: '{}',
           state,
           created_at,
-          updated_at: created_at,
+          updated_at,
         })),
       )
       .execute();
     // A planned upload's file goes with it.
     const ids = await h.services.db.kysely.selectFrom('import_uploads').select('id').where('state', 'in', ['planned', 'applying']).orderBy('id').execute();
     await h.services.db.kysely.insertInto('import_upload_files').values(ids.map(({ id }) => ({ upload_id: id, bytes: Buffer.from('{"sites":[]}') }))).execute();
-    expect(await h.services.housekeeping.run()).toEqual({ ...nothing, import_uploads: 5 });
-    expect(await h.services.db.kysely.selectFrom('import_upload_files').select('upload_id').orderBy('upload_id').execute()).toEqual(ids.slice(1).map(({ id }) => ({ upload_id: id })));
+    expect(await h.services.housekeeping.run()).toEqual({ ...nothing, import_uploads: 6 });
+    expect(await h.services.db.kysely.selectFrom('import_upload_files').select('upload_id').orderBy('upload_id').execute()).toEqual(ids.slice(1, -1).map(({ id }) => ({ upload_id: id })));
     const left = await h.services.db.kysely.selectFrom('import_uploads').select(['state', 'created_at']).orderBy('id').execute();
     expect(left).toEqual([{ state: 'applying', created_at: at(-day - 1000) }, ...states.map((state) => ({ state, created_at: at(-day + 60_000) }))]);
     h.clock.set(at(61_000));

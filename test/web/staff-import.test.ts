@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/core/secrets.js';
+import { toTimestamp } from '../../src/core/time.js';
 import { issueMcpToken } from '../fuzz/hostile.js';
 import { createCustomer, type Harness, useHarness } from '../helpers/harness.js';
 import { csrfOf, decodeEntities, InjectBrowser } from './browser.js';
@@ -303,5 +305,21 @@ describe('staff import a file in the UI: upload, dry run, apply', { timeout: 120
     await h.services.activity.flush();
     const records = await h.services.db.kysely.selectFrom('activity_log').select('status').where('operation', '=', 'checkImport').orderBy('id', 'desc').limit(3).execute();
     expect(records.map((r) => r.status)).toEqual([201, 201, 500]);
+  });
+
+  it('an upload whose process went with its node shows failed a minute after its last stamp; one stamped since stays under way', async () => {
+    const planned = await uploadChecked(delivery(customer.email, 1).replaceAll('harbour.example', 'lost.example'));
+    const progress = async () => (await browser.get(`${planned}/progress`)).json() as { state: string };
+    const ago = (ms: number) => toTimestamp(new Date(h.clock.now().getTime() - ms));
+    const row = () => h.services.db.kysely.updateTable('import_uploads').where('token_hash', '=', sha256(planned.split('/').pop()!));
+    // As a node leaves it that took the apply and stopped, its child with it.
+    await row().set({ state: 'applying', updated_at: ago(60_000) }).execute();
+    expect(await progress()).toMatchObject({ state: 'applying' });
+    await row().set({ updated_at: ago(61_000) }).execute();
+    expect(await progress()).toMatchObject({ state: 'failed' });
+    expect(decodeEntities((await browser.get(planned)).body)).toMatch(/The import failed on our side(; nothing was imported| and stopped part-way)/);
+    const page = await browser.get(planned);
+    expect((await browser.post(`${planned}/apply`, { _csrf: csrfOf(page.body) })).statusCode).toBe(303);
+    expect(await progress()).toMatchObject({ state: 'failed' });
   });
 });
