@@ -4,7 +4,7 @@ import { wordCount } from '../core/protected-anchors.js';
 import { keyPrefixSql } from '../db/import-keys.js';
 import type { Database } from '../db/schema.js';
 import { protectedLinksColumn } from './articles.js';
-import { DayCountChanges } from './counters.js';
+import type { DayCountChanges } from './counters.js';
 import { articleColumns, articleKey, backlinkColumns, backlinkKey, type ImportArticle, type ImportBacklink, keyPrefix } from './import-format.js';
 import type { ImportScratch } from './import-scratch.js';
 
@@ -36,7 +36,8 @@ type Reader = Kysely<Database> | Transaction<Database>;
 /** Where a batch runs: `trx` to write in, or none for a dry run (which reads `db` only). */
 export interface BatchContext {
   db: Reader;
-  write: { trx: Transaction<Database>; now: string; journal: ImportScratch | undefined } | undefined;
+  /** `counts`: where the batch adds its counter changes, which the import's steps save (`ImportCounts`). */
+  write: { trx: Transaction<Database>; now: string; journal: ImportScratch | undefined; counts: DayCountChanges } | undefined;
   tally: Tally;
 }
 
@@ -75,7 +76,7 @@ type StoredBacklink = Selectable<Database['backlinks']>;
 /**
  * Creates the batch's new articles (each with a first revision), updates the changed ones (a
  * revision of origin `rewrite` when what a revision holds changed), leaves the rest; in a dry run
- * only counts them. Counters follow in the same transaction.
+ * only counts them. Its counter changes go to `ctx.write.counts`.
  */
 export async function upsertArticles(site: BatchSite, batch: ImportArticle[], ctx: BatchContext): Promise<BatchOutcome> {
   const rows = batch.map((article) => ({ article, body: sanitizeTrusted(article.body) }));
@@ -85,7 +86,6 @@ export async function upsertArticles(site: BatchSite, batch: ImportArticle[], ct
       : new Map<string, StoredArticle>();
   const ids: (number | null)[] = [];
   const created: { at: number; row: ReturnType<typeof newArticle> }[] = [];
-  const counts = new DayCountChanges();
   let counted = false;
   for (const [at, { article, body }] of rows.entries()) {
     const row = stored.get(articleKey(article));
@@ -104,7 +104,7 @@ export async function upsertArticles(site: BatchSite, batch: ImportArticle[], ct
     }
     ctx.tally.updated += 1;
     if (!ctx.write) continue;
-    const { trx, now, journal } = ctx.write;
+    const { trx, now, journal, counts } = ctx.write;
     const next = { ...row, ...changes } as StoredArticle;
     Object.assign(changes, { version: row.version + 1, updated_at: now });
     if (revised.some((column) => column in changes)) {
@@ -124,7 +124,7 @@ export async function upsertArticles(site: BatchSite, batch: ImportArticle[], ct
     }
   }
   if (ctx.write && created.length > 0) {
-    const { trx, now, journal } = ctx.write;
+    const { trx, now, journal, counts } = ctx.write;
     const articleIds = (await trx.insertInto('articles').values(created.map((c) => c.row)).returning('id').execute()).map((r) => r.id);
     // Every article starts with a revision from the content pipeline.
     const revisionIds = (
@@ -142,7 +142,6 @@ export async function upsertArticles(site: BatchSite, batch: ImportArticle[], ct
       ids[created[i]!.at] = articleId;
     }
   }
-  if (ctx.write) await counts.saveIn(ctx.write.trx);
   return { ids, counted: counted || created.length > 0 };
 }
 
@@ -188,7 +187,6 @@ export async function upsertBacklinks(site: BatchSite, batch: ImportBacklink[], 
       : new Map<string, StoredBacklink>();
   const ids: (number | null)[] = [];
   const created: { at: number; row: ReturnType<typeof newBacklink> }[] = [];
-  const counts = new DayCountChanges();
   let counted = false;
   for (const [at, backlink] of batch.entries()) {
     const row = stored.get(backlinkKey(backlink));
@@ -210,7 +208,7 @@ export async function upsertBacklinks(site: BatchSite, batch: ImportBacklink[], 
     await ctx.write.trx.updateTable('backlinks').set(changes).where('id', '=', row.id).execute();
     const next = { ...row, ...changes } as StoredBacklink;
     if (next.acquired_at !== row.acquired_at || next.category !== row.category) {
-      counts.changeBacklink(row.id, row, next);
+      ctx.write.counts.changeBacklink(row.id, row, next);
       counted = true;
     }
   }
@@ -218,11 +216,10 @@ export async function upsertBacklinks(site: BatchSite, batch: ImportBacklink[], 
     const inserted = await ctx.write.trx.insertInto('backlinks').values(created.map((c) => c.row)).returning('id').execute();
     for (const [i, { id }] of inserted.entries()) {
       ctx.write.journal?.changed('backlinks', id, null, site.id!);
-      counts.addBacklink(id, created[i]!.row);
+      ctx.write.counts.addBacklink(id, created[i]!.row);
       ids[created[i]!.at] = id;
     }
   }
-  if (ctx.write) await counts.saveIn(ctx.write.trx);
   return { ids, counted: counted || created.length > 0 };
 }
 

@@ -274,9 +274,10 @@ class UpsertWriter {
 
   private batch(site: SiteRun, upsert: (ctx: BatchContext) => Promise<{ ids: (number | null)[]; counted: boolean }>, tally: Tally) {
     return this.step(async (db, trx) => {
-      const outcome = await upsert({ db, write: trx ? { trx, now: this.now, journal: this.steps!.journal } : undefined, tally });
+      const counts = this.steps?.counts;
+      const outcome = await upsert({ db, write: trx && counts ? { trx, now: this.now, journal: this.steps!.journal, counts: counts.pending } : undefined, tally });
       // A site stored before: nodes that kept its counters read them again.
-      if (trx && site.batch.existed && outcome.counted) await trx.updateTable('sites').set((eb) => ({ counts_version: eb('counts_version', '+', 1) })).where('id', '=', site.batch.id!).execute();
+      if (counts && site.batch.existed && outcome.counted) counts.changedSite(site.batch.id!);
       return outcome;
     });
   }
@@ -340,8 +341,10 @@ export class ImportService {
       const now = toTimestamp(this.clock.now());
       if (this.dialect === 'postgres') {
         const sites = await this.db.transaction().execute(async (trx) => {
-          const writer = new UpsertWriter(this.db, new WholeImport(trx), checked.sites, now, onProgress, actor);
+          const whole = new WholeImport(trx);
+          const writer = new UpsertWriter(this.db, whole, checked.sites, now, onProgress, actor);
           await writer.writeAll(open());
+          await whole.counts.saveIn(trx);
           await writer.record(performance.now() - started);
           return writer.sites;
         });
