@@ -25,6 +25,9 @@ export class ImportScratch {
     // Nothing here needs to survive a crash: no journal, no syncing, one transaction throughout.
     this.db.pragma('journal_mode = off');
     this.db.pragma('synchronous = off');
+    // Room for the keys of a million rows (64 MiB, whatever the file's size): hashes arrive in
+    // random order, and with SQLite's default 2 MB most inserts read a page back from the file.
+    this.db.pragma('cache_size = -65536');
     this.db.exec(`create table keys (site integer, list text, hash blob, first integer, primary key (site, list, hash)) without rowid;
       create table changes (seq integer primary key, kind text, id integer, before text);
       begin`);
