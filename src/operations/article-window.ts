@@ -131,12 +131,12 @@ export async function windowedArticle(
  * Null for any other result.
  */
 export function windowTextOf(structured: Record<string, unknown>): string | null {
-  const { data, meta } = structured as { data?: { body?: unknown }; meta?: { body_offset?: unknown; outline?: unknown } };
-  if (typeof data?.body !== 'string' || typeof meta?.body_offset !== 'number') return null;
+  const { data, meta } = structured as { data?: { body?: unknown }; meta?: { body_offset?: unknown; body_length?: unknown; outline?: unknown } };
+  if (typeof data?.body !== 'string' || typeof meta?.body_offset !== 'number' || typeof meta.body_length !== 'number') return null;
   const outline = Array.isArray(meta.outline) ? { outline: elsewhere.outline(meta.outline.length) } : {};
   return JSON.stringify({
     ...structured,
-    data: { ...data, body: elsewhere.body([...data.body].length) },
+    data: { ...data, body: elsewhere.body(meta.body_length) },
     meta: { ...meta, ...outline },
   });
 }

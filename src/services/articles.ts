@@ -114,9 +114,9 @@ type StoredRow = Omit<ArticleRow, 'body'> & { body: string | null };
 
 type RowReader = (...parameters: unknown[]) => Promise<StoredRow[]>;
 
-/** `getAnswer`'s answer as kept, with the account the article is on. */
-interface KeptAnswer {
-  article: ArticleWithBody<string | TextPieces>;
+/** An answer of `getAnswer` or `getAsUtf8`, with the account the article is on; kept with a body of a string. */
+interface KeptAnswer<Body = string | TextPieces | Uint8Array | Utf8Text> {
+  article: ArticleWithBody<Body>;
   etag: string;
   accountId: number;
 }
@@ -199,17 +199,28 @@ export class ArticlesService {
    * body as its UTF-8 bytes (SQLite, read by the off-loop connection) or in UTF-8 parts
    * (PostgreSQL), never made one string on the event loop, where decoding it and encoding it
    * again for the thread cost more than the window. A row written without its protected links
-   * (before they were stored) is read as `get` reads it.
+   * (before they were stored) is read as `get` reads it. A small body's answer is the one
+   * `getAnswer` keeps, and is kept: a tool call reads no more than REST does.
    */
   async getAsUtf8(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody<string | Uint8Array | Utf8Text>; etag: string }> {
+    const answer = await this.keptAnswer(actor, articleId, () => this.utf8AnswerOf(actor, articleId));
+    // A kept answer's body is a string (`keptAnswersRoom`), and this read gives no pieces.
+    return answer as KeptAnswer<string | Uint8Array | Utf8Text>;
+  }
+
+  private async utf8AnswerOf(actor: Actor, articleId: number): Promise<KeptAnswer<string | Uint8Array | Utf8Text>> {
     const staff = readsEveryAccount(actor);
     const row = await withLargeBody(
       () => this.readable(staff ? this.byIdAsUtf8 : this.byIdInAccountAsUtf8, staff ? [articleId] : [articleId, actor.accountId]),
       (read) => bodyInParts(this.db, articleId, read.version),
     );
     if (!row) throw notFound('article');
-    if (row.protected_links === null) return this.get(actor, articleId);
-    return { article: withBody(row, row.body as string | Uint8Array | Utf8Text, JSON.parse(row.protected_links) as ProtectedLink[]), etag: articleETag(row) };
+    if (row.protected_links === null) return { ...(await this.get(actor, articleId)), accountId: row.account_id };
+    return {
+      article: withBody(row, row.body as string | Uint8Array | Utf8Text, JSON.parse(row.protected_links) as ProtectedLink[]),
+      etag: articleETag(row),
+      accountId: row.account_id,
+    };
   }
 
   /** The stored article but its body, if the actor may read it (pages that show only its title). */
@@ -232,7 +243,14 @@ export class ArticlesService {
    * cost the event loop more than the key's lookup and limit together.
    */
   async getAnswer(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody<string | TextPieces>; etag: string }> {
-    const answer = await this.answers.get(articleId, () => this.answerOf(actor, articleId));
+    const answer = await this.keptAnswer(actor, articleId, () => this.answerOf(actor, articleId));
+    // A kept answer's body is a string (`keptAnswersRoom`), and this read gives no bytes.
+    return answer as KeptAnswer<string | TextPieces>;
+  }
+
+  /** The kept answer of the article, else the one `read` finds (kept if its body is small), if the actor may read it. */
+  private async keptAnswer(actor: Actor, articleId: number, read: () => Promise<KeptAnswer>): Promise<KeptAnswer> {
+    const answer = await this.answers.get(articleId, read);
     // Kept by whoever read it first: the ownership check holds for every read.
     if (!answer || !(readsEveryAccount(actor) || answer.accountId === actor.accountId)) throw notFound('article');
     return answer;

@@ -10,6 +10,7 @@ import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';
 import { sqliteArticleTriggers } from '../../src/db/migrations/018_article_notices.js';
 import { migrate, migrationContext } from '../../src/db/migrate.js';
+import { issueMcpToken } from '../fuzz/hostile.js';
 import { createCustomer, dialectName, type Harness, runElsewhere, startHarness } from '../helpers/harness.js';
 import {
   articleRow,
@@ -382,6 +383,25 @@ describe('article answers kept in memory', () => {
     }
     await unheard(`update articles set body = '${moved}' where id = ${articleId}`);
     expect(bodyOf(await getArticle(h, articleId, customer.key))).toBe(moved);
+  });
+
+  it('a get_article tool call answers from the same kept answer, and an edit elsewhere within 100 ms', async () => {
+    const { customer, articleId } = await keptArticle();
+    const token = await issueMcpToken(h, customer.userId);
+    const toolBody = async () => {
+      const response = await h.app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_article', arguments: { article_id: articleId } } },
+      });
+      return (response.json() as { result: { structuredContent: { data: { body: string } } } }).result.structuredContent.data.body;
+    };
+    await unheard(`update articles set body = '<p>Unheard.</p>' where id = ${articleId}`);
+    expect(await toolBody()).toBe(PROTECTED_BODY);
+    await elsewhere(`update articles set body = '${moved}', version = version + 1 where id = ${articleId}`);
+    await setTimeout(150);
+    expect(await toolBody()).toBe(moved);
   });
 
   it('a body over 64 Ki characters is read every time', async () => {
