@@ -9,6 +9,7 @@ import { loadSettings } from '../config.js';
 import { AppError } from '../core/errors.js';
 import { connect } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
+import { helperThreadNice, niceThisThread } from '../platform/threads.js';
 import { serve } from '../main.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { ImportError, type ImportProgress, importPlanJson, importResultJson } from '../services/import.js';
@@ -158,6 +159,8 @@ async function main(argv: string[]): Promise<unknown> {
   if (command === 'import' && sub !== undefined) {
     const { values, positionals } = parseArgs({ args: [sub, ...rest], allowPositionals: true, options: { 'dry-run': { type: 'boolean' } } });
     if (positionals.length !== 1) throw new UsageError('import needs one FILE (or - for stdin), and takes --dry-run');
+    // Beside a serving node, the node's event loop gets a core first, as from the UI import's child.
+    niceThisThread(helperThreadNice);
     const input = await importFile(positionals[0]!);
     try {
       const progress = ImportProgressBar.forInput(input.path);
