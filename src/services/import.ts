@@ -164,6 +164,8 @@ class UpsertWriter {
   private site: SiteRun | undefined;
   private readonly read: ImportProgress = { sites: 0, articles: 0, backlinks: 0 };
   private readonly headers: Map<number, SiteHeader>;
+  /** The batch being written: one at a time, while the file's next rows are read (`flush`). */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -184,6 +186,7 @@ class UpsertWriter {
         else if (event.kind === 'siteEnd') await this.endSite();
       }
     }
+    await this.writing;
   }
 
   /** `step` in the import's transaction when it writes; on the database when it only plans. */
@@ -248,17 +251,29 @@ class UpsertWriter {
   private async endSite(): Promise<void> {
     const site = this.site!;
     await this.flush(site);
+    await this.writing;
     this.sites.push(site);
     this.read.sites += 1;
     this.site = undefined;
     this.onProgress?.({ ...this.read });
   }
 
-  /** Writes (or plans) the rows waiting. */
+  /**
+   * Starts writing (or planning) the rows waiting once the batch before is written, and returns:
+   * the file's next rows are read and checked while the database writes these (a failure of the
+   * write is thrown by the next `flush`, or at the end of `writeAll`).
+   */
   private async flush(site: SiteRun): Promise<void> {
     const { articles, backlinks } = site.waiting;
     site.waiting = { articles: [], backlinks: [] };
     site.waitingChars = 0;
+    await this.writing;
+    this.writing = this.write(site, articles, backlinks);
+    // Handled when awaited; until then its failure is not one of the process.
+    this.writing.catch(() => undefined);
+  }
+
+  private async write(site: SiteRun, articles: ImportArticle[], backlinks: ImportBacklink[]): Promise<void> {
     if (articles.length > 0) {
       const { ids } = await this.batch(site, (ctx) => upsertArticles(site.batch, articles, ctx), site.articles);
       for (const id of ids) if (id !== null) site.articleIds.add(id);
