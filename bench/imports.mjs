@@ -31,6 +31,7 @@ import { dist, freshDatabase } from './service.mjs';
 const { sanitizeTrusted, SANITIZER_VERSION } = await import(`${dist}/core/html.js`);
 const { wordCount } = await import(`${dist}/core/protected-anchors.js`);
 const { protectedLinksColumn } = await import(`${dist}/services/articles.js`);
+const { cliPageCacheKib } = await import(`${dist}/cli/connection.js`);
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -124,7 +125,7 @@ const describe = (run) =>
 // The bare insert: the plainest fast code through the service's driver.
 const rowsPerTransaction = 100_000;
 
-/** better-sqlite3 opened as src/db/connect.ts opens it, or one pg client; statements prepared once. */
+/** better-sqlite3 opened as src/db/connect.ts opens it for a command, or one pg client; statements prepared once. */
 async function bareDriver({ dataDir, databaseUrl }) {
   if (!databaseUrl) {
     const { default: SQLite } = await import('better-sqlite3');
@@ -133,7 +134,7 @@ async function bareDriver({ dataDir, databaseUrl }) {
     database.pragma(`wal_autocheckpoint = ${Math.ceil(4_096_000 / database.pragma('page_size', { simple: true }))}`);
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
-    database.pragma('cache_size = -2000');
+    database.pragma(`cache_size = -${cliPageCacheKib}`);
     const statements = new Map();
     const prepared = (text) => statements.get(text) ?? statements.set(text, database.prepare(text)).get(text);
     return {

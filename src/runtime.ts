@@ -67,7 +67,7 @@ function childEnv(settings: Settings): NodeJS.ProcessEnv {
 /** Opens the database (migrated), Redis when configured, and the services over them. */
 export async function openRuntime(
   settings: Settings,
-  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean; lockWaitMs?: number } = {},
+  options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean; lockWaitMs?: number; pageCacheKib?: number } = {},
 ): Promise<Runtime> {
   limitHeapGrowth(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
@@ -76,6 +76,7 @@ export async function openRuntime(
     checkpointInBackground: true,
     poolSize: settings.databasePoolSize,
     lockWaitMs: options.lockWaitMs,
+    pageCacheKib: options.pageCacheKib,
     listenUrl: settings.databaseListenUrl,
     warn: (message, error) => logger.warn({ err: error }, message),
   });

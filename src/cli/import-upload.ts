@@ -9,13 +9,14 @@ import { connect } from '../db/connect.js';
 import { ImportService } from '../services/import.js';
 import { ImportUploadSteps } from '../services/import-upload-steps.js';
 import { type ImportUploadJob, stepExit } from '../services/import-uploads.js';
-import { cliLockWaitMs } from './lock-wait.js';
+import { cliLockWaitMs, cliPageCacheKib } from './connection.js';
 
 const job = JSON.parse(process.argv[2] ?? '{}') as ImportUploadJob;
 const settings = loadSettings();
 const logger = pino({ level: settings.logLevel }, pino.destination({ dest: 1, sync: true })).child({ importUpload: job.upload, step: job.step });
 const db = connect(settings.databaseUrl, settings.dataDir, {
   lockWaitMs: cliLockWaitMs,
+  pageCacheKib: cliPageCacheKib,
   poolSize: settings.databasePoolSize,
   listenUrl: settings.databaseListenUrl,
   warn: (message, error) => logger.warn({ err: error }, message),

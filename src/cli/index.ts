@@ -18,7 +18,7 @@ import { SiteMoveError } from '../services/sites.js';
 import { UserExistsError } from '../services/users.js';
 import { backup, usePgDump } from './backup.js';
 import { ImportProgressBar } from './import-progress.js';
-import { cliLockWaitMs } from './lock-wait.js';
+import { cliLockWaitMs, cliPageCacheKib } from './connection.js';
 
 const usage = `Usage: anchorage <command>
   serve                                                    run the service
@@ -75,6 +75,7 @@ async function withRuntime<T>(run: (runtime: Runtime) => Promise<T>): Promise<T>
   const runtime = await openRuntime(settings, {
     logger: pino({ level: settings.logLevel }, pino.destination({ dest: 2, sync: true })),
     lockWaitMs: cliLockWaitMs,
+    pageCacheKib: cliPageCacheKib,
   });
   try {
     return await run(runtime);

@@ -55,6 +55,8 @@ export interface ConnectOptions {
    * and opening the file waits as long if that is longer than its own `openBusyTimeoutMs`.
    */
   lockWaitMs?: number;
+  /** SQLite: the page cache of each connection (KiB), if not `defaultPageCacheKib` (a command's is larger). */
+  pageCacheKib?: number;
   /** PostgreSQL: the address of the connection that listens for change notices (`DATABASE_LISTEN_URL`), else the database's. */
   listenUrl?: string;
 }
@@ -93,11 +95,11 @@ function survivesFailedConnections(pool: pg.Pool, warn: ConnectOptions['warn']):
 const pageSize = 16_384;
 
 /**
- * The page cache of each connection (KiB): SQLite's own default. better-sqlite3 builds SQLite with
- * 16 MB a connection, which the 1M-row reads fill; the pages they need most (indexes, counters)
- * fit in this, and the operating system caches the file.
+ * The page cache of each connection of a serving node (KiB): SQLite's own default. better-sqlite3
+ * builds SQLite with 16 MB a connection, which the 1M-row reads fill; the pages they need most
+ * (indexes, counters) fit in this, and the operating system caches the file.
  */
-const pageCacheKib = 2_000;
+const defaultPageCacheKib = 2_000;
 
 /**
  * How long (ms) opening the file waits at least for another process's write lock (SQLite's
@@ -146,6 +148,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   database.pragma('foreign_keys = ON');
   // Opening waits for another process's write lock (the pragmas below may need it), before any request.
   database.pragma(`busy_timeout = ${Math.max(openBusyTimeoutMs, options.lockWaitMs ?? 0)}`);
+  const pageCacheKib = options.pageCacheKib ?? defaultPageCacheKib;
   database.pragma(`cache_size = -${pageCacheKib}`);
   // Lets the planner gather the statistics it needs for the list and stats indexes.
   database.pragma('optimize = 0x10002');
