@@ -13,7 +13,7 @@ export const batchSize = 400;
  * whose counters they change (other nodes keep those counters: `counts_version` tells them).
  * Saved when a transaction ends, not with every step: PostgreSQL keeps every version of a row an
  * open transaction writes, so a counter written by each of thousands of steps took longer each
- * time (the first import of a million backlinks: 84 day counters written 210,000 times).
+ * time (`docs/performance.md`, "Importing at scale").
  */
 export class ImportCounts {
   private changes = new DayCountChanges();
@@ -78,9 +78,10 @@ const deletedInOrder: Kind[] = ['activity_log', 'revisions', 'articles', 'backli
 /**
  * SQLite: one writer at a time for the whole file, so an import's steps go into a transaction
  * that commits, with the steps' counter changes, once it has held the write lock `batchHoldMs`;
- * the next begins `batchPauseMs` later. The service's writes wait about one batch, never the whole import. What the steps
- * change is noted in `journal` and undone (`undo`) when a later step fails: the import still
- * writes all or nothing, though its changes appear batch by batch while it runs.
+ * the next begins `batchPauseMs` later. The service's writes wait about one batch, never the
+ * whole import. What the steps change is noted in `journal` and undone (`undo`) when a later step
+ * fails: the import still writes all or nothing, though its changes appear batch by batch while
+ * it runs.
  */
 export class CommittedInBatches implements ImportSteps {
   readonly counts = new ImportCounts();
