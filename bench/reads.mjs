@@ -379,18 +379,27 @@ const readKey = () => readKeys[keyTurn++ % readKeys.length];
  * body. `unaggregated`: autocannon's own record of the run, to be added to others' (`allAnswers`).
  */
 async function cannon(targetPort, { next, onResponse, conns = connections, duration = seconds, unaggregated = false }) {
+  let clients = 0;
   const result = await autocannon({
     url: `http://127.0.0.1:${targetPort}`,
     connections: conns,
     duration,
     timeout: 10,
     skipAggregateResult: unaggregated,
-    requests: [
-      {
-        setupRequest: (request, context) => Object.assign(request, next(context)),
-        ...(onResponse ? { onResponse } : {}),
-      },
-    ],
+    // autocannon keeps a built request on the request object its connections share, and each
+    // sends that one first: every connection would start with the last one built (one article,
+    // one account). So each connection gets request objects of its own, and its number, for `next`;
+    // the shared one is never sent.
+    requests: [{ method: 'GET', path: '/healthz' }],
+    setupClient: (client) => {
+      const connection = clients++;
+      client.setRequests([
+        {
+          setupRequest: (request, context) => Object.assign(request, next(context, connection)),
+          ...(onResponse ? { onResponse } : {}),
+        },
+      ]);
+    },
   });
   return unaggregated ? result : {
     rps: result.requests.average,
@@ -575,9 +584,12 @@ if (only.includes('mcp')) {
   };
   const nextArticle = () => smallArticleIds[articleTurn++ % smallArticleIds.length];
   // As the floor rows: alternating rounds after an unmeasured warm-up, the median pair; CPU time
-  // per request of the server beside the throughput.
+  // per request of the server beside the throughput. Each round starts once the requests the last
+  // one left have been answered, so an account's large edits never overlap from round to round.
   const withCpu = async (next, onResponse) => {
+    await server.ask('settle', 'settled');
     await cannon(port, { next, onResponse, duration: 1 });
+    await server.ask('settle', 'settled');
     const before = (await server.ask('cpu', 'cpuMicros')).cpuMicros;
     const result = await cannon(port, { next, onResponse });
     result.cpuPerRequest = ((await server.ask('cpu', 'cpuMicros')).cpuMicros - before) / result.total;
@@ -620,21 +632,23 @@ if (only.includes('mcp')) {
     });
   }
   // update_article with replacements against its PATCH twin: the loop rows' 50 replacements on a
-  // ~100 KB article, as dry runs (every check, the new body and its answer; nothing saved). A
-  // real write would change what the next request must find, and autocannon sends each
-  // connection's first request as whichever was built last, so writes would collide.
+  // ~100 KB article, as dry runs (every check, the new body and its answer; nothing saved): a
+  // real write would change what the next request must find.
   if (chosen('update_article')) {
     const targets = toolWriters.flatMap((w) => w.articles.map((id) => ({ id, keys: w.keys, grants: w.grants })));
     const replacements = Array.from({ length: 50 }, (_, i) => ({ find: `[m${i}a]`, replace: `[m${i}b]` }));
-    // Each article in turn; its account's keys and grants in turn, a round of the articles apart.
-    let turn = 0;
-    const nextTarget = () => {
-      const target = targets[turn % targets.length];
-      const round = Math.floor(turn++ / targets.length);
+    // A connection's own articles in turn (an account's large edits are never another connection's,
+    // so none waits for a slot); their accounts' keys and grants in turn.
+    const turns = [];
+    const nextTarget = (connection) => {
+      const own = targets.filter((_, i) => i % connections === connection);
+      const turn = (turns[connection] = (turns[connection] ?? -1) + 1);
+      const target = own[turn % own.length];
+      const round = Math.floor(turn / own.length);
       return { id: target.id, key: target.keys[round % target.keys.length], grant: target.grants[round % target.grants.length] };
     };
-    const patch = () => {
-      const { id, key } = nextTarget();
+    const patch = (_context, connection) => {
+      const { id, key } = nextTarget(connection);
       return {
         method: 'PATCH',
         path: `/api/v1/articles/${id}?dry_run=true`,
@@ -642,8 +656,8 @@ if (only.includes('mcp')) {
         body: JSON.stringify({ replacements }),
       };
     };
-    const update = () => {
-      const { id, grant } = nextTarget();
+    const update = (_context, connection) => {
+      const { id, grant } = nextTarget(connection);
       return toolRequest(grant, 'update_article', { article_id: id, replacements, dry_run: true });
     };
     await sideBySide({
