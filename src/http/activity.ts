@@ -39,7 +39,7 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
     });
   };
 
-  /** Requests whose handler has not answered yet. */
+  /** Requests whose handler runs and has not answered yet. */
   const running = new Set<FastifyRequest>();
   let settle: (() => void) | undefined;
 
@@ -54,6 +54,12 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
       userAgent: request.headers['user-agent'] ?? null,
       startedAt: Date.now(),
     };
+    done();
+  });
+
+  // From here on the handler runs. A request whose client left before (while its body or an
+  // onRequest hook was pending) never gets this far, nor any onSend: it must not be waited for.
+  app.addHook('preHandler', (request, _reply, done) => {
     running.add(request);
     done();
   });

@@ -1,8 +1,11 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { activityPlugin } from '../../src/http/activity.js';
 import { closeListener } from '../../src/http/base.js';
 import { buildMetricsApp } from '../../src/http/metrics.js';
+import type { Services } from '../../src/services/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { articleRow, revisionsOf, seedArticle } from '../helpers/write-fixtures.js';
 
@@ -168,4 +171,36 @@ describe('handlersSettled (what a stopping node waits for, within SHUTDOWN_TIMEO
     await h.app.handlersSettled(shutdownTimeoutMs);
     expect(Date.now() - idle).toBeLessThan(1_000);
   }, 60_000);
+
+  it('does not wait for a request whose client left while a hook before its handler was pending', async () => {
+    // As a request waiting for its turn of a busy loop (http/turns.ts): once its client has left,
+    // its body never comes, its handler never runs, and no onSend ever comes for it.
+    const app = Fastify();
+    await app.register(activityPlugin, { services: { activity: { record: () => undefined } } as unknown as Services });
+    let hookReached = () => {};
+    const reached = new Promise<void>((resolve) => (hookReached = resolve));
+    app.addHook('onRequest', (_request, _reply, done) => {
+      hookReached();
+      setTimeout(done, 300);
+    });
+    app.post('/slow', async () => ({ answered: true }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const sent = request(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/slow`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': 1_000 },
+      });
+      sent.on('error', () => undefined);
+      sent.write('{"left":');
+      await reached;
+      sent.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const started = Date.now();
+      await app.handlersSettled(shutdownTimeoutMs);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      await app.close();
+    }
+  }, 30_000);
 });
