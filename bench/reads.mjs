@@ -375,8 +375,9 @@ let keyTurn = 0;
 const readKey = () => readKeys[keyTurn++ % readKeys.length];
 
 /**
- * One autocannon run against `port`; `next(context)` gives each request's method, path, headers and
- * body. `unaggregated`: autocannon's own record of the run, to be added to others' (`allAnswers`).
+ * One autocannon run against `port`; `next(context, connection)` gives each request's method, path,
+ * headers and body. `unaggregated`: autocannon's own record of the run, to be added to others'
+ * (`allAnswers`).
  */
 async function cannon(targetPort, { next, onResponse, conns = connections, duration = seconds, unaggregated = false }) {
   let clients = 0;
