@@ -1,28 +1,38 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
-import type { CurrentState } from '../core/article-body.js';
 import { checkArticleFields } from '../core/article-rules.js';
-import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
-import { SANITIZER_VERSION } from '../core/html.js';
+import { AppError, type ProtectedLink } from '../core/errors.js';
 import type { Replacement } from '../core/replacement.js';
 import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
-import type { SharedText, Utf8Text } from '../core/text-parts.js';
-import { bodyInParts, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
+import type { SharedText } from '../core/text-parts.js';
 import type { DialectName } from '../db/connect.js';
-import { bodyBytes, offLoopBodyBytes, rowWithBody } from '../db/off-loop.js';
-import type { ArticleRow, Database } from '../db/schema.js';
+import { offLoopBodyBytes } from '../db/off-loop.js';
+import type { Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
+import {
+  type BodyContent,
+  currentState,
+  ifMatchHolds,
+  type NextState,
+  type NextStep,
+  sameState,
+  type StoredState,
+  storedStateOf,
+  textsOf,
+  withTexts,
+  type WritableRow,
+  writableRow,
+} from './article-states.js';
 import type { Actor } from './actor.js';
-import { articleETag, type ArticleWithBody, columnsButBody, withBody } from './articles.js';
+import { articleETag, type ArticleWithBody, withBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
 import type { HtmlPool, LargeTurn, PoolChange } from './html-pool.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
 import type { LimitState } from './limits.js';
 import { loopTurns } from '../platform/loop-turns.js';
-import type { ArticleState, RevisionsService } from './revisions.js';
-import { readsEveryAccount } from './sites.js';
+import type { RevisionsService } from './revisions.js';
 
 export interface WriteOptions {
   dryRun?: boolean;
@@ -82,24 +92,6 @@ const toReplay = (result: WriteResult): StoredSuccess<WriteResult> =>
     ? { ok: true, result }
     : { ok: true, result: { ...result, article: { ...result.article, body: '' } }, bodyRevision: result.revision };
 
-/** The next state of an article, computed from its current row, with what the body's scan found. */
-type NextState = ArticleState<string | SharedText> & {
-  sanitized: string[];
-  word_count: number | null;
-  protected_links: ProtectedLink[];
-  clean: boolean;
-  /** The body is the current one. */
-  unchanged: boolean;
-};
-
-/**
- * An article as a write reads it: a large body as its UTF-8 bytes (SQLite) or in UTF-8 parts
- * (PostgreSQL: `bodyInParts`), which go to the HTML pool as they are. Decoded here and encoded
- * again for the pool, a large body would cost the event loop time and two more copies of it in
- * its memory.
- */
-type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
-
 /** Articles `storeAll` stores in one turn of the event loop. */
 const storedPerTurn = 20;
 
@@ -116,57 +108,17 @@ export interface SavedEdit {
   revision: number;
 }
 
-/** A next state as stored: its derived columns as the row holds them. */
-type StoredState = ArticleState<string | SharedText> & { word_count: number | null; protected_links: string; body_sanitizer: number | null };
+/** API and MCP writes take the edit allowance and are logged with the change they made. */
+const countedWrite = (actor: Actor): boolean => actor.channel === 'api' || actor.channel === 'mcp';
+
+/** The activity record a counted write stores in its transaction. */
+const successEntry = (actor: Actor): ActivityEntry | undefined =>
+  countedWrite(actor) && actor.request
+    ? { actor, channel: actor.channel === 'mcp' ? 'mcp' : 'api', request: actor.request, outcome: { status: 200, error: null } }
+    : undefined;
 
 /** Thrown in a write's transaction to roll it back: another write changed the article meanwhile. */
 const articleMoved = new Error('The article changed meanwhile.');
-
-/** `If-Match` holds when it names the current ETag or is `*`; a weak tag never matches (RFC 9110). */
-function ifMatchHolds(header: string, etag: string): boolean {
-  return header
-    .split(',')
-    .map((tag) => tag.trim())
-    .some((tag) => tag === '*' || tag === etag);
-}
-
-/** The row's state but its body. */
-const textsOf = (row: WritableRow): Omit<ArticleState, 'body'> => ({
-  title: row.title,
-  meta_description: row.meta_description,
-  featured_image_url: row.featured_image_url,
-});
-
-/**
- * What the row says of its body: clean when the current sanitiser wrote it, and then its stored
- * word count and protected links, which every write and import computes with the body.
- */
-const currentState = (row: WritableRow): CurrentState => {
-  if (row.body_sanitizer !== SANITIZER_VERSION) return { clean: false };
-  if (row.word_count === null || row.protected_links === null) return { clean: true };
-  return { clean: true, stored: { words: row.word_count, links: JSON.parse(row.protected_links) as ProtectedLink[] } };
-};
-
-const sameState = (next: NextState, row: WritableRow) =>
-  next.unchanged && next.title === row.title && next.meta_description === row.meta_description && next.featured_image_url === row.featured_image_url;
-
-/** How a write computes the next state from the current row (with the large turn it holds, if any). */
-type NextStep = (row: WritableRow, turn?: LargeTurn) => Promise<NextState>;
-
-/** What a new body brings to the next state. */
-type BodyContent = Pick<NextState, 'body' | 'sanitized' | 'word_count' | 'protected_links' | 'clean' | 'unchanged'>;
-
-/** The next state with a new body and, where given, a new title and meta description. */
-const withTexts = (
-  row: WritableRow,
-  texts: { title?: string; meta_description?: string },
-  content: BodyContent,
-): NextState => ({
-  ...textsOf(row),
-  title: texts.title ?? row.title,
-  meta_description: texts.meta_description ?? row.meta_description,
-  ...content,
-});
 
 /**
  * Every change to an article goes through `write`: check access and If-Match, compute the new
@@ -251,7 +203,7 @@ export class ArticleWritesService {
 
   /** The article if the actor may change it, and its next state after `change` (`replaceInSite`); refusals are thrown. */
   async plan(actor: Actor, articleId: number, change: PoolChange): Promise<PlannedEdit> {
-    const row = await this.writable(actor, articleId);
+    const row = await writableRow(this.db, this.dialect, this.offLoop, actor, articleId);
     return { row, next: withTexts(row, {}, await this.bodyFor(actor, row, change)) };
   }
 
@@ -269,10 +221,8 @@ export class ArticleWritesService {
     idempotencyKey?: string,
   ): Promise<T | undefined> {
     const changed = edits.filter(({ row, next }) => !sameState(next, row));
-    const counted = actor.channel === 'api' || actor.channel === 'mcp';
-    const entry: ActivityEntry | undefined = counted && actor.request
-      ? { actor, channel: actor.channel === 'mcp' ? 'mcp' : 'api', request: actor.request, outcome: { status: 200, error: null } }
-      : undefined;
+    const counted = countedWrite(actor);
+    const entry = successEntry(actor);
     await loopTurns.take('store');
     const result = await this.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
@@ -281,9 +231,7 @@ export class ArticleWritesService {
       for (const [i, { row, next }] of changed.entries()) {
         // Hundreds of articles are stored in one transaction: the event loop gets a turn every few.
         if (i > 0 && i % storedPerTurn === 0) await nextTurn();
-        const { sanitized: _sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = next;
-        const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
-        const stored = await this.saveIn(trx, actor, row, { ...state, ...derived }, reason, now);
+        const stored = await this.saveIn(trx, actor, row, storedStateOf(next).state, reason, now);
         saved.push({ articleId: row.id, etag: articleETag(stored.saved), revision: stored.revisionId });
       }
       const result = answer(saved, allowance);
@@ -389,17 +337,16 @@ export class ArticleWritesService {
     idempotencyKey: string | undefined,
     turn: LargeTurn | undefined,
   ): Promise<WriteResult | undefined> {
-    const row = await this.writable(actor, articleId);
+    const row = await writableRow(this.db, this.dialect, this.offLoop, actor, articleId);
     const etag = articleETag(row);
     if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
       throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
     }
     const nextState = await next(row, turn);
-    const { sanitized, word_count, protected_links, clean, unchanged: _unchanged, ...state } = nextState;
-    const derived = { word_count, protected_links: JSON.stringify(protected_links), body_sanitizer: clean ? SANITIZER_VERSION : null };
+    const { state, sanitized, protected_links } = storedStateOf(nextState);
     if (options.dryRun || sameState(nextState, row)) {
       const revision = nextState.unchanged ? row.current_revision_id : null;
-      return { article: withBody({ ...row, ...state, ...derived }, state.body, protected_links), etag, sanitized, changed: false, revision };
+      return { article: withBody({ ...row, ...state }, state.body, protected_links), etag, sanitized, changed: false, revision };
     }
     // The HTML work may have come back from a pool thread, in a turn of the loop shared with
     // other results and requests: storing waits for a turn of its own (loop-turns.ts), in a lane
@@ -408,12 +355,12 @@ export class ArticleWritesService {
     // A large body is stored in the large turn: the database's copies of it then never add to
     // those of a large edit running meanwhile.
     const large = state.body.length >= largeBody;
-    const store = () => this.store(actor, row, { ...state, ...derived }, sanitized, reason, idempotencyKey, options.storeMedia);
+    const store = () => this.store(actor, row, state, sanitized, reason, idempotencyKey, options.storeMedia);
     const result = await (large ? this.html.inLargeTurn(store, turn) : store());
     if (result === undefined) return undefined;
     if (large) await nextTurn();
     // The activity record went in with the change: the transport must not add a second one.
-    if (actor.request && (actor.channel === 'api' || actor.channel === 'mcp')) actor.request.recorded = true;
+    if (actor.request && countedWrite(actor)) actor.request.recorded = true;
     return result;
   }
 
@@ -427,10 +374,8 @@ export class ArticleWritesService {
     idempotencyKey: string | undefined,
     storeMedia: WriteOptions['storeMedia'],
   ): Promise<WriteResult | undefined> {
-    const counted = actor.channel === 'api' || actor.channel === 'mcp';
-    const entry: ActivityEntry | undefined = counted && actor.request
-      ? { actor, channel: actor.channel === 'mcp' ? 'mcp' : 'api', request: actor.request, outcome: { status: 200, error: null } }
-      : undefined;
+    const counted = countedWrite(actor);
+    const entry = successEntry(actor);
     const db = this.offLoop && state.body.length >= largeBody ? this.offLoop : this.db;
     const result = await db.transaction().execute(async (trx) => {
       const now = this.clock.now();
@@ -479,34 +424,5 @@ export class ArticleWritesService {
       .executeTakeFirstOrThrow();
     if (updated.numUpdatedRows === 0n) throw articleMoved;
     return { saved: { ...row, ...changes }, revisionId };
-  }
-
-  /**
-   * The article if the actor may change it: another account's article is not found, or
-   * forbidden for admin keys, which may read it.
-   */
-  private async writable(actor: Actor, articleId: number): Promise<WritableRow> {
-    const row = this.dialect === 'postgres'
-      ? await this.withBodyInParts(articleId)
-      : await rowWithBody<WritableRow>(
-          this.db,
-          this.offLoop,
-          (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId),
-          (db) => db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId),
-        );
-    if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
-    if (row.account_id !== actor.accountId) {
-      throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');
-    }
-    if (!actor.scopes.includes('write')) throw new AppError('insufficient_scope', 'This credential is read-only.');
-    return row;
-  }
-
-  /** PostgreSQL: the row, with a body of `largeBody` bytes or more read in parts (`bodyInParts`). */
-  private withBodyInParts(articleId: number): Promise<WritableRow | undefined> {
-    return withLargeBody(
-      () => this.db.selectFrom('articles').select([...columnsButBody, bodyUnlessLarge.as('body')]).where('id', '=', articleId).executeTakeFirst(),
-      (row) => bodyInParts(this.db, articleId, row.version),
-    );
   }
 }
