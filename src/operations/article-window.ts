@@ -11,7 +11,7 @@ import type { BodyWindow } from '../core/body-window.js';
 import { validationFailed } from '../core/errors.js';
 import type { Utf8Text } from '../core/text-parts.js';
 import { type ArticleWithBody, withBody } from '../services/articles.js';
-import { codePointsAtMost } from '../services/html-pool.js';
+import { codePointsAtMost } from '../services/html-tasks.js';
 import { getArticle, getArticleToolPart } from './read.js';
 import { articleId, articleWithBodySchema } from './schemas.js';
 import { defineTool, type OperationContext, type ToolDefinition } from './types.js';

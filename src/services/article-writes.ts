@@ -28,7 +28,8 @@ import {
 import type { Actor } from './actor.js';
 import { articleETag, type ArticleWithBody, withBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
-import type { HtmlPool, LargeTurn, PoolChange } from './html-pool.js';
+import type { HtmlPool, LargeTurn } from './html-pool.js';
+import type { PoolChange } from './html-tasks.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
 import type { LimitState } from './limits.js';
 import { loopTurns } from '../platform/loop-turns.js';
