@@ -4,6 +4,9 @@ import { toTimestamp } from '../core/time.js';
  * The demo data set: a handful of customer accounts, their sites, and 18 months of articles and
  * backlinks relative to `now`. Pure and deterministic: texts come from phrase banks and a seeded
  * PRNG, so the same `now` always yields the same file.
+ *
+ * Its length is data: the phrase banks of three languages and seven industries, the users and the
+ * sites' specifications are two thirds of it; the generator that reads them is the rest.
  */
 
 export interface DemoUser {
