@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, TestClock, useHarness } from '../helpers/harness.js';
 import { apiGet, seedSite, token } from '../helpers/fixtures.js';
 import { InjectBrowser } from '../web/browser.js';
 
-let h: Harness;
+// The service clock is years ahead of the wall clock: durations must not depend on it.
+const h = useHarness({ clock: new TestClock(new Date('2031-06-15T12:00:00Z')) });
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let other: Awaited<ReturnType<typeof createCustomer>>;
 let siteId: number;
 let expectedSites: unknown;
 
 beforeAll(async () => {
-  // The service clock is years ahead of the wall clock: durations must not depend on it.
-  h = await startHarness({ clock: new TestClock(new Date('2031-06-15T12:00:00Z')) });
   customer = await createCustomer(h.services);
   other = await createCustomer(h.services);
   ({ siteId } = await seedSite(h.services, customer.email, { name: 'Auth site', website_url: 'https://auth.example' }));
@@ -30,10 +29,6 @@ beforeAll(async () => {
     ],
     meta: { page: 1, per_page: 25, total: 1, last_page: 1 },
   };
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const unknownKey = `ak_${'A'.repeat(40)}`;

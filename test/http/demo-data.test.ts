@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fittingSources } from '../../src/demo/data.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { useHarness } from '../helpers/harness.js';
 
 /**
  * The demo data set as a newcomer meets it over the API: every image it names is served by the
  * service, and every backlink comes from a source that fits the site's trade or area.
  */
-let harness: Harness;
+const harness = useHarness();
 let staffUserId: number;
 
 beforeAll(async () => {
-  harness = await startHarness();
   await harness.services.demo.load();
   staffUserId = (await harness.services.users.byEmail('staff@anchorage.test'))!.id;
 }, 120_000);
-afterAll(async () => {
-  await harness?.close();
-});
 
 /** An admin key (reads every account), renewed every 50 requests to stay under the 60-per-minute limit. */
 let uses = 0;

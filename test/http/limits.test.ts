@@ -2,20 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestLimiter } from '../../src/services/limits.js';
-import { createCustomer, type Harness, startHarness, testRedisUrl } from '../helpers/harness.js';
+import { createCustomer, testRedisUrl, useHarness } from '../helpers/harness.js';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 
-let h: Harness;
-
-beforeAll(async () => {
-  // The in-memory limiter (one node). The Redis limiter is tested directly below: key ids of
-  // separate test databases would share Redis counters, so the HTTP path stays on memory here.
-  h = await startHarness();
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+// The in-memory limiter (one node). The Redis limiter is tested directly below: key ids of
+// separate test databases would share Redis counters, so the HTTP path stays on memory here.
+const h = useHarness();
 
 const header = (res: { headers: Record<string, unknown> }, name: string): string => {
   const value = res.headers[name];

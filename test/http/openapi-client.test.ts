@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedSite, token } from '../helpers/fixtures.js';
 
 /*
@@ -28,14 +28,13 @@ interface Program {
 
 const quiet = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1', CI: 'true' };
 
-let h: Harness;
+// The address a deployment serves at, as its document names it (a dev default of localhost is flagged).
+const h = useHarness({ listen: true, env: { PUBLIC_URL: 'https://anchorage.test' } });
 let dir: string;
 let documentFile: string;
 let typesFile: string;
 
 beforeAll(async () => {
-  // The address a deployment serves at, as its document names it (a dev default of localhost is flagged).
-  h = await startHarness({ listen: true, env: { PUBLIC_URL: 'https://anchorage.test' } });
   dir = mkdtempSync(join(tmpdir(), 'anchorage-openapi-'));
   documentFile = join(dir, 'openapi.json');
   typesFile = join(dir, 'anchorage-openapi.d.ts');
@@ -44,8 +43,7 @@ beforeAll(async () => {
   writeFileSync(documentFile, res.body);
 });
 
-afterAll(async () => {
-  await h?.close();
+afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

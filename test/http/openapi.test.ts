@@ -1,24 +1,19 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, articleFields, articleWithBodyFields, backlinkFields, seedSite, siteFields, statsFields } from '../helpers/fixtures.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-let h: Harness;
+// The schema validator below holds the event loop for seconds on a busy machine: load shedding
+// (tested elsewhere) would then answer the /docs requests with 503.
+const h = useHarness({ env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '0' } });
 let doc: any;
 
 beforeAll(async () => {
-  // The schema validator below holds the event loop for seconds on a busy machine: load shedding
-  // (tested elsewhere) would then answer the /docs requests with 503.
-  h = await startHarness({ env: { OVERLOAD_EVENT_LOOP_DELAY_MS: '0' } });
   const res = await apiGet(h.app, '/api/v1/openapi.json');
   expect(res.status).toBe(200);
   expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
   doc = res.body;
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const readOperations = {

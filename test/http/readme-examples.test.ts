@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoDataSet } from '../../src/demo/data.js';
-import { dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { dialectName, useHarness } from '../helpers/harness.js';
 
 /**
  * The README's curl examples, run as written (by bash and curl) against a service holding the
@@ -61,17 +61,15 @@ interface Outcome {
   argv: string[];
 }
 
-let harness: Harness;
+const harness = useHarness({ listen: true });
 let apiKey: string;
 let work: string;
 
 beforeAll(async () => {
-  harness = await startHarness({ listen: true });
   ({ apiKey } = await harness.services.demo.load());
   work = mkdtempSync(join(tmpdir(), 'anchorage-readme-'));
 }, 120_000);
-afterAll(async () => {
-  await harness?.close();
+afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, freshKey, seedSite } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let key: string;
 let siteId: number;
@@ -17,7 +17,6 @@ const published = (day: number, title: string, body: string) => ({
 });
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
   ({ siteId, articleIds: ids } = await seedSite(h.services, customer.email, {
     articles: [
@@ -32,10 +31,6 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const search = (query: string) => apiGet(h.app, `/api/v1/sites/${siteId}/search?${query}`, key);

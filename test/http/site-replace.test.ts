@@ -1,25 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { editsPerDay } from '../../src/services/edit-allowance.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, freshKey, seedSite } from '../helpers/fixtures.js';
 
-let h: Harness;
+const h = useHarness();
 let customer: Awaited<ReturnType<typeof createCustomer>>;
 let key: string;
 
 const protectedLink = '<a href="https://partner.example/call" data-service-protected="backlink">Call 555-0100</a>';
 
 beforeAll(async () => {
-  h = await startHarness();
   customer = await createCustomer(h.services);
 });
 
 beforeEach(async () => {
   key = await freshKey(h.services, customer.userId);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 const post = (siteId: number, payload: unknown, options: { query?: string; headers?: Record<string, string>; as?: string } = {}) =>

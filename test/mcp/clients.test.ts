@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
-import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, useHarness } from '../helpers/harness.js';
 import {
   BACKLINK,
   type Customer,
@@ -100,19 +100,15 @@ const honestAnnotations: Record<string, Record<string, boolean>> = {
   replace_in_site: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
 };
 
-let harness: Harness;
+const maxImageBytes = 256 * 1024;
+// A small byte limit, so that image_too_large is reached without a 10 MiB upload.
+const harness = useHarness({ listen: true, env: { MAX_IMAGE_BYTES: String(maxImageBytes) } });
 let base: string;
 let mcpUrl: URL;
-const maxImageBytes = 256 * 1024;
 
 beforeAll(async () => {
-  // A small byte limit, so that image_too_large is reached without a 10 MiB upload.
-  harness = await startHarness({ listen: true, env: { MAX_IMAGE_BYTES: String(maxImageBytes) } });
   base = harness.settings.publicUrl;
   mcpUrl = new URL('/mcp', base);
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 /** A user's browser, signed in once; each grant is one more Allow on the consent page. */

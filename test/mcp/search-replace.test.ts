@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { BACKLINK } from '../helpers/write-fixtures.js';
 import { manualGrant } from './oauth-client.js';
 
@@ -11,16 +11,12 @@ import { manualGrant } from './oauth-client.js';
  * article_ids, then the replace itself.
  */
 
-let harness: Harness;
+// Results of at most 4,000 characters of JSON (half the bound), so that 100 articles pass it.
+const harness = useHarness({ listen: true, env: { MCP_RESULT_MAX_CHARS: '8000' } });
 let base: string;
 
 beforeAll(async () => {
-  // Results of at most 4,000 characters of JSON (half the bound), so that 100 articles pass it.
-  harness = await startHarness({ listen: true, env: { MCP_RESULT_MAX_CHARS: '8000' } });
   base = harness.settings.publicUrl;
-});
-afterAll(async () => {
-  await harness?.close();
 });
 
 interface Result {

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ActivityEntry } from '../../src/services/activity.js';
 import type { Actor, RequestInfo } from '../../src/services/actor.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 // Read calls' activity records are written in batches; a full batch (200) runs a statement
 // compiled once (src/services/activity.ts). Every batch must store exactly what `row` gives.
 
 describe('activity batches', () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startHarness();
-  });
-  afterAll(async () => harness?.close());
+  const harness = useHarness();
 
   it('stores full batches (the compiled statement, twice) and a partial one with every value as recorded', async () => {
     const customer = await createCustomer(harness.services, { email: 'batches@example.com' });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { toDay } from '../../src/core/time.js';
 import { articleStatuses, backlinkCategories, backlinkStatuses } from '../../src/core/values.js';
 import { UNDATED_BLOCK } from '../../src/core/day-pages.js';
@@ -12,15 +12,14 @@ import { ArticlesService } from '../../src/services/articles.js';
 import { BacklinksService } from '../../src/services/backlinks.js';
 import { type Page, SHORT_SKIP } from '../../src/services/pagination.js';
 import { apiGet, withImportKeys } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
-let h: Harness;
+const h = useHarness();
 let owner: string;
 let key: string;
 let actor: Actor;
 
 beforeAll(async () => {
-  h = await startHarness();
   const customer = await createCustomer(h.services);
   owner = customer.email;
   key = customer.key;
@@ -34,7 +33,6 @@ beforeAll(async () => {
     request: null,
   };
 });
-afterAll(() => h.close());
 
 /** Imports a file built by hand; its rows get import keys of their own. */
 const importWithKeys = (file: Parameters<typeof withImportKeys>[0]) => h.services.importer.run(withImportKeys(file));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { protectedLinksOf } from '../../src/core/protected-anchors.js';
 import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
@@ -11,7 +11,7 @@ import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.
 import { sqliteArticleTriggers } from '../../src/db/migrations/018_article_notices.js';
 import { migrate, migrationContext } from '../../src/db/migrate.js';
 import { issueMcpToken } from '../fuzz/hostile.js';
-import { createCustomer, dialectName, type Harness, runElsewhere, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, runElsewhere, useHarness } from '../helpers/harness.js';
 import {
   articleRow,
   BACKLINK,
@@ -29,14 +29,12 @@ import {
 // The read path does no repeated work: protected links are stored with the body, key use is
 // recorded in memory and written in batches, SQLite statements are prepared once.
 
-let h: Harness;
+const h = useHarness();
 let seeded: SeededArticle;
 
 beforeAll(async () => {
-  h = await startHarness();
   seeded = await seedArticle(h.services);
 });
-afterAll(() => h.close());
 
 const storedLinks = async (id: number) => JSON.parse((await articleRow(h, id)).protected_links ?? 'null');
 

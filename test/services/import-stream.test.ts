@@ -1,20 +1,18 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ImportError, importFileSchema, type ImportProgress, importResultJson, type ImportedSite, IdList } from '../../src/services/import.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 // Import streams its input, with the same checks, messages and output as reading the whole
 // file. It reads the file twice (every problem first, then the
 // writes), so a source is a function that opens it.
 
-let h: Harness;
+const h = useHarness();
 let owner: string;
 
 beforeAll(async () => {
-  h = await startHarness();
   owner = (await createCustomer(h.services)).email;
 });
-afterAll(() => h.close());
 
 const backlink = (i: number) => ({
   acquired_at: `2026-0${1 + (i % 9)}-1${i % 10}T08:00:00Z`,

@@ -1,23 +1,21 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { keyPrefixSql } from '../../src/db/import-keys.js';
 import { ImportError, type ImportInput } from '../../src/services/import.js';
-import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, useHarness } from '../helpers/harness.js';
 
 // Import is an idempotent upsert by key, checked whole before it writes.
 
-let h: Harness;
+const h = useHarness();
 let owner: string;
 let accountId: number;
 
 beforeAll(async () => {
-  h = await startHarness();
   const customer = await createCustomer(h.services);
   owner = customer.email;
   accountId = customer.accountId;
 });
-afterAll(() => h.close());
 
 const db = () => h.services.db.kysely;
 let sites = 0;

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/services/import.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 // Import refuses the URLs the API refuses, with the JSON path, and
 // imports nothing.
 
-let h: Harness;
+const h = useHarness();
 let owner: string;
 
 beforeAll(async () => {
-  h = await startHarness();
   owner = (await createCustomer(h.services)).email;
 });
-afterAll(() => h.close());
 
 const file = (site: Record<string, unknown> = {}, article: Record<string, unknown> = {}, backlink: Record<string, unknown> = {}) => ({
   sites: [

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/services/import.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
-let h: Harness;
+const h = useHarness();
 let owner: string;
 
 const site = (article: Record<string, unknown>) => ({
@@ -27,10 +27,8 @@ async function refusal(input: unknown): Promise<ImportError> {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
   owner = (await createCustomer(h.services)).email;
 });
-afterAll(() => h.close());
 
 describe('import validation', () => {
   it('refuses U+0000 in text fields with the JSON path, and imports nothing', async () => {

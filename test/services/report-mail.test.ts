@@ -2,13 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportMailJob } from '../../src/services/report-mail.js';
 import { loadMonthlyReport } from '../../src/web/report-data.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, TestClock, useHarness } from '../helpers/harness.js';
 import { type Inbox, startInbox } from '../helpers/smtp.js';
 import { csrfOf, InjectBrowser } from '../web/browser.js';
 
 describe('monthly report e-mail', () => {
-  let h: Harness;
+  // The inbox starts before the harness and closes after it.
   let smtp: Inbox;
+  beforeAll(async () => {
+    smtp = await startInbox();
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+  const h = useHarness({ clock: new TestClock(new Date('2026-11-20T12:00:00Z')) });
   let siteId: number;
   let browser: InjectBrowser;
   let aliceEmail: string;
@@ -23,8 +30,6 @@ describe('monthly report e-mail', () => {
     );
 
   beforeAll(async () => {
-    smtp = await startInbox();
-    h = await startHarness({ clock: new TestClock(new Date('2026-11-20T12:00:00Z')) });
     const alice = await createCustomer(h.services);
     aliceEmail = alice.email;
     siteId = (
@@ -41,11 +46,6 @@ describe('monthly report e-mail', () => {
         ],
       })
     ).siteId;
-  });
-
-  afterAll(async () => {
-    await h?.close();
-    await smtp?.close();
   });
 
   /** A fresh sign-in: the test clock moves past a session's life. */

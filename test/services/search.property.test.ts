@@ -1,15 +1,15 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { occurrences } from '../../src/core/text-search.js';
 import type { Actor } from '../../src/services/actor.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 // The index only narrows: after any edits, made by SQL beside the service or through it, a
 // search finds exactly the articles (and counts) a scan of every article of the site finds.
 vi.setConfig({ testTimeout: 180_000 });
 
-let h: Harness;
+const h = useHarness();
 let actor: Actor;
 let siteId: number;
 let otherSite: number;
@@ -23,7 +23,6 @@ const query = fc.oneof(
 );
 
 beforeAll(async () => {
-  h = await startHarness();
   const customer = await createCustomer(h.services);
   actor = { accountId: customer.accountId, userId: customer.userId, credential: { kind: 'api_key', id: customer.keyId }, channel: 'api', staff: false, scopes: ['read', 'write'], request: null };
   ({ siteId, articleIds: ids } = await seedSite(h.services, customer.email, {
@@ -32,7 +31,6 @@ beforeAll(async () => {
   // Another site of the account holding every word: never in the results.
   otherSite = (await seedSite(h.services, customer.email, { articles: [{ status: 'draft', title: words.join(''), body: words.join(' ') }] })).siteId;
 });
-afterAll(() => h.close());
 
 describe('searchArticles against a scan', () => {
   it('finds exactly what a scan finds after random edits', async () => {

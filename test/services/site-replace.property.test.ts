@@ -1,16 +1,16 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { replaceOccurrences } from '../../src/core/text-search.js';
 import type { Actor } from '../../src/services/actor.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 
 // A site-wide replace gives every article the body that replacing in that article alone gives:
 // with match_case, the PATCH replacement {find, replace, all: true}; without, the same literal
 // replacement of every case-insensitive occurrence, sanitised as any edit.
 vi.setConfig({ testTimeout: 180_000 });
 
-let h: Harness;
+const h = useHarness();
 let actor: Actor;
 let owner: string;
 
@@ -18,12 +18,10 @@ const pieces = ['Call ', 'CALL ', 'call ', '555-0100', ' and ', '<strong>', '</s
 const body = fc.array(fc.constantFrom(...pieces), { maxLength: 10 }).map((parts) => `<p>${parts.join('')}</p>`);
 
 beforeAll(async () => {
-  h = await startHarness();
   const customer = await createCustomer(h.services);
   owner = customer.email;
   actor = { accountId: customer.accountId, userId: customer.userId, credential: { kind: 'session' }, channel: 'editor', staff: false, scopes: ['read', 'write'], request: null };
 });
-afterAll(() => h.close());
 
 const bodies = async (ids: number[]) => {
   const rows = await h.services.db.kysely.selectFrom('articles').select(['id', 'body']).where('id', 'in', ids).execute();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness } from '../helpers/harness.js';
+import { createCustomer, useHarness } from '../helpers/harness.js';
 import { csrfOf, etagOf, InjectBrowser } from './browser.js';
 
 /**
@@ -9,14 +9,13 @@ import { csrfOf, etagOf, InjectBrowser } from './browser.js';
  * answered 500 there.
  */
 describe('UI forms holding U+0000', () => {
-  let h: Harness;
+  const h = useHarness({ env: { ALLOW_SIGNUP: 'true' } });
   let alice: Awaited<ReturnType<typeof createCustomer>>;
   let siteId: number;
   let articleId: number;
   let browser: InjectBrowser;
 
   beforeAll(async () => {
-    h = await startHarness({ env: { ALLOW_SIGNUP: 'true' } });
     alice = await createCustomer(h.services);
     const site = await seedSite(h.services, alice.email, { articles: [{ status: 'published', title: 'Article', body: '<p>Body.</p>' }] });
     siteId = site.siteId;
@@ -24,8 +23,6 @@ describe('UI forms holding U+0000', () => {
     browser = new InjectBrowser(h.app);
     await browser.signIn(alice.email);
   });
-
-  afterAll(() => h?.close());
 
   const expectRefused = (response: { statusCode: number; body: string }, field: string) => {
     expect(response.statusCode, field).toBe(422);

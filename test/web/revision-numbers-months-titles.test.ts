@@ -1,20 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/services/import.js';
 import { seedSite } from '../helpers/fixtures.js';
-import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
+import { createCustomer, TestClock, useHarness } from '../helpers/harness.js';
 import { csrfOf, decodeEntities, etagOf, InjectBrowser } from './browser.js';
 
 /** In the UI: revision numbers, the report's months, page names, article titles. */
 
-let h: Harness;
+// The 28th of November 2026: November is the current, partial month.
+const h = useHarness({ clock: new TestClock(new Date('2026-11-28T12:00:00Z')) });
 let alice: Awaited<ReturnType<typeof createCustomer>>;
 let siteId: number;
 let articleIds: number[];
 let browser: InjectBrowser;
 
 beforeAll(async () => {
-  // The 28th of November 2026: November is the current, partial month.
-  h = await startHarness({ clock: new TestClock(new Date('2026-11-28T12:00:00Z')) });
   alice = await createCustomer(h.services);
   const seeded = await seedSite(h.services, alice.email, {
     name: 'Quay Dental',
@@ -31,10 +30,6 @@ beforeAll(async () => {
   articleIds = seeded.articleIds;
   browser = new InjectBrowser(h.app);
   await browser.signIn(alice.email);
-});
-
-afterAll(async () => {
-  await h?.close();
 });
 
 /** Saves the editor form of an article with a new title. */
