@@ -1,6 +1,6 @@
 // The dependency rules of docs/architecture.md, checked by `npm run lint` (dependency-cruiser).
-// The transports, the CLI and the composition root: nothing below them imports them.
-const upper = '^src/(http|mcp|web|cli)/|^src/(main|runtime)\\.ts$';
+// The transports, the CLI and the composition roots: nothing below them imports them.
+const upper = '^src/(http|mcp|web|cli)/|^src/(main|runtime|app)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -51,6 +51,13 @@ module.exports = {
       comment: 'One operation list drives REST, OpenAPI and MCP: it knows none of them.',
       from: { path: '^src/operations/' },
       to: { path: upper },
+    },
+    {
+      name: 'http-does-not-assemble-the-agent-interface',
+      severity: 'error',
+      comment: 'src/app.ts assembles the transports; http/ (REST and the shared plumbing) does not import mcp/.',
+      from: { path: '^src/http/' },
+      to: { path: '^src/mcp/' },
     },
   ],
   options: {

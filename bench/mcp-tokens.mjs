@@ -13,7 +13,7 @@ import { dist, freshDatabase } from './service.mjs';
 
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
-const { buildApp } = await import(`${dist}/http/app.js`);
+const { buildApp } = await import(`${dist}/app.js`);
 const { oauthUrlsOf } = await import(`${dist}/mcp/oauth/metadata.js`);
 const { scopeOf } = await import(`${dist}/services/oauth/scopes.js`);
 

@@ -8,7 +8,7 @@ import { getHeapSpaceStatistics } from 'node:v8';
 
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { loadSettings } = await import(`${dist}/config.js`);
-const { buildApp } = await import(`${dist}/http/app.js`);
+const { buildApp } = await import(`${dist}/app.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 
 const settings = loadSettings({ ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: 'off' });

@@ -15,7 +15,7 @@ import pino from 'pino';
 // ANCHORAGE_DIST lets a profile run use a build of its own.
 const dist = process.env.ANCHORAGE_DIST ?? new URL('../dist', import.meta.url).pathname;
 const { loadSettings } = await import(`${dist}/config.js`);
-const { buildApp } = await import(`${dist}/http/app.js`);
+const { buildApp } = await import(`${dist}/app.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 
 const seconds = Number(process.argv[2] ?? 10);

@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { loadSettings, type Settings } from './config.js';
-import { buildApp } from './http/app.js';
+import { buildApp } from './app.js';
 import { closeListener } from './http/base.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { startTracing } from './http/tracing.js';

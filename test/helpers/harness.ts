@@ -11,7 +11,7 @@ import pino from 'pino';
 import { loadSettings, type Settings } from '../../src/config.js';
 import type { Clock } from '../../src/core/time.js';
 import { connect } from '../../src/db/connect.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import type { Services } from '../../src/services/index.js';
 

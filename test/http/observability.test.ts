@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopTurns } from '../../src/platform/loop-turns.js';
 import { toDay } from '../../src/core/time.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { buildMetricsApp } from '../../src/http/metrics.js';
 import { manualGrant, rawMcp } from '../mcp/oauth-client.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';

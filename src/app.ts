@@ -1,13 +1,16 @@
 import cookie from '@fastify/cookie';
-import { operations } from '../operations/index.js';
-import { buildBaseApp, type AppOptions, type BuiltApp } from './base.js';
-import { mediaRoutes } from './media.js';
-import { openApiPlugin, openApiRoutes } from './openapi.js';
-import { restRoutes } from './rest.js';
-import { webPlugin } from '../web/plugin.js';
-import { agentInterfacePlugin } from '../mcp/plugin.js';
+import { buildBaseApp, type AppOptions, type BuiltApp } from './http/base.js';
+import { mediaRoutes } from './http/media.js';
+import { openApiPlugin, openApiRoutes } from './http/openapi.js';
+import { restRoutes } from './http/rest.js';
+import { agentInterfacePlugin } from './mcp/plugin.js';
+import { operations } from './operations/index.js';
+import { webPlugin } from './web/plugin.js';
 
-/** The main listener: REST API, OpenAPI and docs, media, UI and the agent interface; one plugin per concern. */
+/**
+ * The composition root of the main listener: REST API, OpenAPI and docs, media, UI and the agent
+ * interface, one plugin per concern. The transports do not assemble each other; this file does.
+ */
 export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   const { settings, services } = options;
   const { app, stop: close, warm } = await buildBaseApp(options);
