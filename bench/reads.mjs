@@ -640,10 +640,11 @@ if (only.includes('mcp')) {
     const replacements = Array.from({ length: 50 }, (_, i) => ({ find: `[m${i}a]`, replace: `[m${i}b]` }));
     // A connection's own articles in turn (an account's large edits are never another connection's,
     // so none waits for a slot); their accounts' keys and grants in turn.
-    const turns = [];
+    const owned = Array.from({ length: connections }, (_, connection) => targets.filter((_, i) => i % connections === connection));
+    const turns = owned.map(() => -1);
     const nextTarget = (connection) => {
-      const own = targets.filter((_, i) => i % connections === connection);
-      const turn = (turns[connection] = (turns[connection] ?? -1) + 1);
+      const own = owned[connection];
+      const turn = ++turns[connection];
       const target = own[turn % own.length];
       const round = Math.floor(turn / own.length);
       return { id: target.id, key: target.keys[round % target.keys.length], grant: target.grants[round % target.grants.length] };
