@@ -1,6 +1,6 @@
 // The dependency rules of docs/architecture.md, checked by `npm run lint` (dependency-cruiser).
-// The transports, the CLI and the composition roots: nothing below them imports them.
-const upper = '^src/(http|mcp|web|cli)/|^src/(main|runtime|app)\\.ts$';
+// The HTTP layer, the transports, the CLI and the composition roots: nothing below them imports them.
+const upper = '^src/(http|rest|mcp|web|cli)/|^src/(main|runtime|app)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -53,11 +53,32 @@ module.exports = {
       to: { path: upper },
     },
     {
-      name: 'http-does-not-assemble-the-agent-interface',
+      name: 'http-is-below-the-transports',
       severity: 'error',
-      comment: 'src/app.ts assembles the transports; http/ (REST and the shared plumbing) does not import mcp/.',
+      comment: 'http/ is the plumbing every transport shares: it imports no transport, the CLI or the composition roots.',
       from: { path: '^src/http/' },
-      to: { path: '^src/mcp/' },
+      to: { path: '^src/(rest|mcp|web|cli)/|^src/(main|runtime|app)\\.ts$' },
+    },
+    {
+      name: 'rest-imports-no-other-transport',
+      severity: 'error',
+      comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
+      from: { path: '^src/rest/' },
+      to: { path: '^src/(mcp|web)/' },
+    },
+    {
+      name: 'mcp-imports-no-other-transport',
+      severity: 'error',
+      comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/(rest|web)/' },
+    },
+    {
+      name: 'web-imports-no-other-transport',
+      severity: 'error',
+      comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
+      from: { path: '^src/web/' },
+      to: { path: '^src/(rest|mcp)/' },
     },
   ],
   options: {

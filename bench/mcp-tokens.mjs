@@ -14,7 +14,7 @@ import { dist, freshDatabase } from './service.mjs';
 const { loadSettings } = await import(`${dist}/config.js`);
 const { openRuntime } = await import(`${dist}/runtime.js`);
 const { buildApp } = await import(`${dist}/app.js`);
-const { oauthUrlsOf } = await import(`${dist}/mcp/oauth/metadata.js`);
+const { oauthUrlsOf } = await import(`${dist}/services/oauth/index.js`);
 const { scopeOf } = await import(`${dist}/services/oauth/scopes.js`);
 
 const protectedLink = (i) => `<a href="https://partner${i}.example/offer" data-service-protected="backlink">partner offer ${i}</a>`;

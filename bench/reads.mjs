@@ -43,7 +43,7 @@ const { openRuntime } = await import(`${dist}/runtime.js`);
 const { newApiKey, sha256 } = await import(`${dist}/core/secrets.js`);
 const { sanitizeTrusted, SANITIZER_VERSION } = await import(`${dist}/core/html.js`);
 const { protectedLinksOf, wordCount } = await import(`${dist}/core/protected-anchors.js`);
-const { oauthUrlsOf } = await import(`${dist}/mcp/oauth/metadata.js`);
+const { oauthUrlsOf } = await import(`${dist}/services/oauth/index.js`);
 const { scopeOf } = await import(`${dist}/services/oauth/scopes.js`);
 
 const args = process.argv.slice(2);

@@ -5,9 +5,9 @@ import { buildApp } from './app.js';
 import { closeListener } from './http/base.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { startTracing } from './http/tracing.js';
-import { oauthUrlsOf } from './mcp/oauth/metadata.js';
 import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
+import { oauthUrlsOf } from './services/oauth/index.js';
 import { firstStaffCommand } from './services/users.js';
 
 /** The addresses `serve` prints once it listens: MCP twice with MCP_PORT, each as assistants reach it. */

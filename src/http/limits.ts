@@ -44,3 +44,6 @@ export async function refusedUnauthenticated(services: Services, clientIp: strin
 
 /** The largest JSON body REST and MCP take (413 payload_too_large above it). */
 export const jsonBodyLimit = 5 * 1024 * 1024;
+
+/** The largest multipart body: a REST image upload, a staff member's import file in the UI. */
+export const multipartBodyLimit = 12 * 1024 * 1024;

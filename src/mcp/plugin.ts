@@ -17,10 +17,9 @@ import type { ToolDefinition } from '../operations/types.js';
 import type { Outcome } from '../services/activity.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
-import { readScope, supportedScopes, writeScope } from '../services/oauth/index.js';
-import { authorizeRoutes } from './oauth/authorize.js';
+import { type Listener, oauthUrlsOf, readScope, supportedScopes, writeScope } from '../services/oauth/index.js';
 import { oauthEndpoints } from './oauth/endpoints.js';
-import { type Listener, oauthUrlsOf, wellKnownRoutes } from './oauth/metadata.js';
+import { wellKnownRoutes } from './oauth/metadata.js';
 import { directToolCallOf } from './direct-call.js';
 import { answerToolCall, buildMcpServer, type McpCall } from './server.js';
 
@@ -310,8 +309,9 @@ const hidden = (app: FastifyInstance) =>
   });
 
 /**
- * The whole agent interface on the main listener: MCP at /mcp, the OAuth metadata under
- * /.well-known, and our authorization server under /oauth (the consent page uses the UI's sign-in).
+ * The agent interface on the main listener: MCP at /mcp, the OAuth metadata under /.well-known,
+ * and our authorization server's endpoints under /oauth. Its browser page, /oauth/authorize with
+ * the sign-in and consent, is the UI's (src/web/authorize.ts); src/app.ts registers it.
  */
 export async function agentInterfacePlugin(app: FastifyInstance, options: AgentInterfaceOptions) {
   hidden(app);
@@ -334,7 +334,6 @@ export async function agentInterfacePlugin(app: FastifyInstance, options: AgentI
     },
     { prefix: '/oauth' },
   );
-  await app.register(authorizeRoutes, options);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { noneMatchFails } from '../../src/http/conditional.js';
+import { noneMatchFails } from '../../src/rest/conditional.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { apiGet, freshKey, seedSite, token } from '../helpers/fixtures.js';
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildBaseApp } from '../../src/http/base.js';
-import { oauthUrlsOf } from '../../src/mcp/oauth/metadata.js';
+import { oauthUrlsOf } from '../../src/services/oauth/index.js';
 import { mcpEndpoint } from '../../src/mcp/plugin.js';
 import { tools } from '../../src/operations/index.js';
 import { scopeOf } from '../../src/services/oauth/scopes.js';

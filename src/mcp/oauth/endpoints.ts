@@ -3,9 +3,8 @@ import type { Settings } from '../../config.js';
 import { AppError } from '../../core/errors.js';
 import { DatabaseUnavailable } from '../../db/unavailable.js';
 import type { Services } from '../../services/index.js';
-import { OAuthProblem, type TokenSet } from '../../services/oauth/index.js';
-import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
-import { param } from './params.js';
+import { OAuthProblem, type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource, type TokenSet } from '../../services/oauth/index.js';
+import { param } from '../../http/oauth-params.js';
 import { formBodyParser } from '../../http/json-body.js';
 
 /** The resource a token request names, checked (RFC 8707); undefined when it names none. */

@@ -18,6 +18,7 @@ export { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 export { everyResource } from './resources.js';
 export { readScope, requestsWrite, scopeOf, scopesOf, supportedScopes, writeScope } from './scopes.js';
 export type { TokenSet } from './tokens.js';
+export { type Listener, type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './urls.js';
 
 /** Access tokens a node keeps in memory (by hash); past this many the oldest is dropped. */
 const keptTokensMax = 10_000;

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, validationFailed } from '../../core/errors.js';
-import { multipartBodyLimit } from '../../http/rest.js';
+import { multipartBodyLimit } from '../../http/limits.js';
 import type { ImportUpload, ImportUploadsService, PlannedSite, ReceivedFile } from '../../services/import-uploads.js';
 import type { Tally } from '../../services/import.js';
 import { csrfField, notice, tableWrap, timestamp } from '../components.js';

@@ -9,7 +9,6 @@ import { z } from 'zod';
 import type { Settings } from '../config.js';
 import { componentsInUse, describeResponses, documentHeaders } from './openapi-document.js';
 import { errorResponses } from './rest.js';
-import { assetsDir } from '../web/plugin.js';
 
 type RouteDocument = Parameters<typeof jsonSchemaTransform>[0];
 
@@ -94,8 +93,11 @@ const docsCSP = [
   "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
 ].join('; ');
 
-/** getOpenApi, and the interactive reference at /docs, served from the service's own assets. */
-export async function openApiRoutes(app: FastifyInstance) {
+/**
+ * getOpenApi, and the interactive reference at /docs, served from the service's own assets
+ * (`assetsDir`, the UI's folder: its anchor, and the reference's style sheet).
+ */
+export async function openApiRoutes(app: FastifyInstance, options: { assetsDir: string }) {
   app.get(
     '/api/v1/openapi.json',
     {
@@ -115,7 +117,7 @@ export async function openApiRoutes(app: FastifyInstance) {
     },
     async () => app.swagger(),
   );
-  const asset = (name: string) => readFileSync(join(assetsDir, name));
+  const asset = (name: string) => readFileSync(join(options.assetsDir, name));
   const anchor = asset('anchor.svg');
   await app.register(swaggerUi, {
     routePrefix: '/docs',

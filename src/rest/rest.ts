@@ -8,11 +8,11 @@ import { errorSchema } from '../operations/schemas.js';
 import type { Operation, OperationResult } from '../operations/types.js';
 import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
+import { fieldsOf } from '../http/errors.js';
+import { sharedTextsOf } from '../http/json-body.js';
+import { jsonBodyLimit, multipartBodyLimit, rateLimited, refusedUnauthenticated, setLimitHeaders } from '../http/limits.js';
 import { authenticateApiKey } from './auth.js';
 import { noneMatchFails } from './conditional.js';
-import { fieldsOf } from './errors.js';
-import { sharedTextsOf } from './json-body.js';
-import { rateLimited, refusedUnauthenticated, setLimitHeaders } from './limits.js';
 
 const errorDescriptions: Record<number, string> = {
   400: 'Malformed request: not valid HTTP/1.1, or a body that is not valid JSON or multipart (`invalid_json`).',
@@ -29,9 +29,6 @@ const errorDescriptions: Record<number, string> = {
   503: 'The node is overloaded or shutting down, or its database is busy with another process’s write; retry after `Retry-After` seconds, possibly on another node (`service_unavailable`).',
   507: 'The server’s storage is full; nothing was saved. Retry once space has been freed (`insufficient_storage`).',
 };
-
-const jsonBodyLimit = 5 * 1024 * 1024;
-export const multipartBodyLimit = 12 * 1024 * 1024;
 
 /** Errors any request can get: a malformed request, an unexpected failure, an overloaded node. */
 const anyRequestErrors = (Object.keys(errorCatalogue) as ErrorCode[]).filter(

@@ -1,16 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Settings } from '../../config.js';
-import { AppError } from '../../core/errors.js';
-import { logStorageFailure, toAppError } from '../../http/errors.js';
-import type { Services } from '../../services/index.js';
-import type { LimitState } from '../../services/limits.js';
-import { everyResource, type OAuthClient, OAuthProblem, redirectUriMatches, requestsWrite, scopeOf } from '../../services/oauth/index.js';
-import { html } from '../../web/html.js';
-import { page } from '../../web/layout.js';
-import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from '../../web/session.js';
-import { type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource } from './metadata.js';
-import { param } from './params.js';
-import { formBodyParser } from '../../http/json-body.js';
+import type { Settings } from '../config.js';
+import { AppError } from '../core/errors.js';
+import { logStorageFailure, toAppError } from '../http/errors.js';
+import { formBodyParser } from '../http/json-body.js';
+import { param } from '../http/oauth-params.js';
+import type { Services } from '../services/index.js';
+import type { LimitState } from '../services/limits.js';
+import {
+  everyResource,
+  type OAuthClient,
+  OAuthProblem,
+  type OAuthUrls,
+  oauthUrlsOf,
+  otherResourceMessage,
+  ourResource,
+  redirectUriMatches,
+  requestsWrite,
+  scopeOf,
+} from '../services/oauth/index.js';
+import { html } from './html.js';
+import { page } from './layout.js';
+import { checkCsrf, loadSession, type Session, type SessionUser, signInUrl } from './session.js';
 
 /** A checked authorization request: everything the code will be bound to. */
 interface AuthorizationRequest {
@@ -207,7 +217,10 @@ function consentPage(request: AuthorizationRequest, user: SessionUser, session: 
   }).value;
 }
 
-/** The authorization endpoint: sign-in (through the UI's page), the consent page, and the code. */
+/**
+ * The authorization endpoint (GET and POST /oauth/authorize): sign-in (through the UI's page),
+ * the consent page, and the code. A browser page of the UI; not part of the REST API's document.
+ */
 export async function authorizeRoutes(app: FastifyInstance, options: { services: Services; settings: Settings }) {
   const { services, settings } = options;
   const urls = oauthUrlsOf(settings);
@@ -243,7 +256,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     return problemPage(reply, appError.status, appError.message);
   });
 
-  app.get('/oauth/authorize', async (request, reply) => {
+  app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     let checked: AuthorizationRequest;
     try {
       await admitRequest(request);
@@ -256,7 +269,7 @@ export async function authorizeRoutes(app: FastifyInstance, options: { services:
     return pageHeaders(reply, checked.redirectUri).send(consentPage(checked, session.user, session));
   });
 
-  app.post('/oauth/authorize', async (request, reply) => {
+  app.post('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     const session = await loadSession(request, reply, services, secure);
     checkCsrf(session, param(request.body, '_csrf'));
     if (!session.user) return problemPage(reply, 403, 'You were signed out. Start the connection again from the application.');
