@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ARTICLE_TEXT_LIMITS, blankTitle, codePoints, isBlankTitle, tooLong } from '../core/article-rules.js';
 import { holdsNul, nulRefused, validationFailed } from '../core/errors.js';
-import type { WriteResult } from '../services/article-writes.js';
+import type { WriteResult } from '../services/article-states.js';
 import { toArticle } from '../services/articles.js';
 import { withBodyWindow } from './article-window.js';
 import { articleId, articleSchema, articleWithBodySchema, restArticle, single } from './schemas.js';

@@ -1,20 +1,76 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { CurrentState } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { SANITIZER_VERSION } from '../core/html.js';
+import type { Replacement } from '../core/replacement.js';
 import type { SharedText, Utf8Text } from '../core/text-parts.js';
 import { bodyInParts, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
 import type { DialectName } from '../db/connect.js';
 import { bodyBytes, rowWithBody } from '../db/off-loop.js';
 import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
-import { columnsButBody } from './articles.js';
+import { type ArticleWithBody, columnsButBody } from './articles.js';
 import type { LargeTurn } from './html-pool.js';
+import type { LimitState } from './limits.js';
 import type { ArticleState } from './revisions.js';
 import { readsEveryAccount } from './sites.js';
 
-// The states of an article a write goes through (article-writes.ts): the row as read, the next
-// state computed from it, and that state as stored.
+// The shapes of an article write (article-writes.ts): what it is given and answers, and the states
+// it goes through: the row as read, the next state computed from it, and that state as stored.
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  ifMatch?: string;
+  idempotencyKey?: string;
+  /**
+   * Stores what the change refers to (an uploaded image), last inside the write's transaction:
+   * after every check, so a refused write stores nothing, and with the database store rolled
+   * back with it.
+   */
+  storeMedia?: (trx: Transaction<Database>) => Promise<void>;
+}
+
+export interface WriteResult {
+  /** A body sent as a `SharedText` (a large PUT's, over REST) is answered as one. */
+  article: ArticleWithBody<string | SharedText>;
+  etag: string;
+  /** What the sanitiser removed from the submitted body (meta.sanitized). */
+  sanitized: string[];
+  changed: boolean;
+  /** The revision that holds the answered body (none for a dry run that would change it). */
+  revision: number | null;
+  /** The daily edit allowance after this write (API and MCP writes only). */
+  allowance?: LimitState;
+}
+
+export interface ReplaceInput {
+  /** A large body of a PUT over REST comes as a `SharedText` (its operation's `sharedTextFields`). */
+  body: string | SharedText;
+  title?: string;
+  /** The UI editor saves it with the body; PUT over the API does not take it. */
+  meta_description?: string;
+  reason?: string;
+}
+
+export interface EditInput {
+  title?: string;
+  meta_description?: string;
+  replacements?: Replacement[];
+  reason?: string;
+}
+
+/** One article of a site-wide edit: its row as read and its next state (`ArticleWritesService.plan`). */
+export interface PlannedEdit {
+  row: WritableRow;
+  next: NextState;
+}
+
+/** An article a site-wide edit changed. */
+export interface SavedEdit {
+  articleId: number;
+  etag: string;
+  revision: number;
+}
 
 /** The next state of an article, computed from its current row, with what the body's scan found. */
 export type NextState = ArticleState<string | SharedText> & {

@@ -2,20 +2,23 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import { checkArticleFields } from '../core/article-rules.js';
 import { AppError, type ProtectedLink } from '../core/errors.js';
-import type { Replacement } from '../core/replacement.js';
 import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
-import type { SharedText } from '../core/text-parts.js';
 import type { DialectName } from '../db/connect.js';
 import { offLoopBodyBytes } from '../db/off-loop.js';
 import type { Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import {
   type BodyContent,
+  type EditInput,
+  type PlannedEdit,
+  type ReplaceInput,
+  type SavedEdit,
+  type WriteOptions,
+  type WriteResult,
   currentState,
   ifMatchHolds,
-  type NextState,
   type NextStep,
   sameState,
   type StoredState,
@@ -26,7 +29,7 @@ import {
   writableRow,
 } from './article-states.js';
 import type { Actor } from './actor.js';
-import { articleETag, type ArticleWithBody, withBody } from './articles.js';
+import { articleETag, withBody } from './articles.js';
 import type { EditAllowance } from './edit-allowance.js';
 import type { HtmlPool, LargeTurn } from './html-pool.js';
 import type { PoolChange } from './html-tasks.js';
@@ -35,46 +38,6 @@ import type { LimitState } from './limits.js';
 import { loopTurns } from '../platform/loop-turns.js';
 import type { RevisionsService } from './revisions.js';
 
-export interface WriteOptions {
-  dryRun?: boolean;
-  ifMatch?: string;
-  idempotencyKey?: string;
-  /**
-   * Stores what the change refers to (an uploaded image), last inside the write's transaction:
-   * after every check, so a refused write stores nothing, and with the database store rolled
-   * back with it.
-   */
-  storeMedia?: (trx: Transaction<Database>) => Promise<void>;
-}
-
-export interface WriteResult {
-  /** A body sent as a `SharedText` (a large PUT's, over REST) is answered as one. */
-  article: ArticleWithBody<string | SharedText>;
-  etag: string;
-  /** What the sanitiser removed from the submitted body (meta.sanitized). */
-  sanitized: string[];
-  changed: boolean;
-  /** The revision that holds the answered body (none for a dry run that would change it). */
-  revision: number | null;
-  /** The daily edit allowance after this write (API and MCP writes only). */
-  allowance?: LimitState;
-}
-
-export interface ReplaceInput {
-  /** A large body of a PUT over REST comes as a `SharedText` (its operation's `sharedTextFields`). */
-  body: string | SharedText;
-  title?: string;
-  /** The UI editor saves it with the body; PUT over the API does not take it. */
-  meta_description?: string;
-  reason?: string;
-}
-
-export interface EditInput {
-  title?: string;
-  meta_description?: string;
-  replacements?: Replacement[];
-  reason?: string;
-}
 
 /**
  * A body this long (characters) is stored by the off-loop connection on SQLite (`Db.offLoop`),
@@ -96,18 +59,6 @@ const toReplay = (result: WriteResult): StoredSuccess<WriteResult> =>
 /** Articles `storeAll` stores in one turn of the event loop. */
 const storedPerTurn = 20;
 
-/** One article of a site-wide edit: its row as read and its next state (`ArticleWritesService.plan`). */
-export interface PlannedEdit {
-  row: WritableRow;
-  next: NextState;
-}
-
-/** An article a site-wide edit changed. */
-export interface SavedEdit {
-  articleId: number;
-  etag: string;
-  revision: number;
-}
 
 /** API and MCP writes take the edit allowance and are logged with the change they made. */
 const countedWrite = (actor: Actor): boolean => actor.channel === 'api' || actor.channel === 'mcp';

@@ -1,6 +1,7 @@
 import { validationFailed } from '../core/errors.js';
 import type { Actor } from './actor.js';
-import type { ArticleWritesService, WriteOptions, WriteResult } from './article-writes.js';
+import type { WriteOptions, WriteResult } from './article-states.js';
+import type { ArticleWritesService } from './article-writes.js';
 import { sha256 } from '../core/secrets.js';
 import { checkImage, mediaNameOf, type MediaStore } from './media.js';
 

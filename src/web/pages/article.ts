@@ -3,7 +3,7 @@ import { ARTICLE_TEXT_LIMITS as limits, articleFieldProblems, blankTitle } from 
 import { AppError } from '../../core/errors.js';
 import type { ArticleRow } from '../../db/schema.js';
 import { articleETag, type ArticleWithBody, toArticleWithBody } from '../../services/articles.js';
-import type { WriteResult } from '../../services/article-writes.js';
+import type { WriteResult } from '../../services/article-states.js';
 import { badge, csrfField, day, externalLink, notice, protectedLinkList } from '../components.js';
 import { idParam, textField, type UiContext, uiOf, type WebOptions } from '../context.js';
 import { escapedInParts, html, type SafeHtml } from '../html.js';
