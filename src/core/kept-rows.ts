@@ -1,3 +1,9 @@
+/**
+ * What a watch of changes made elsewhere says since its last answer: nothing (`false`), anything
+ * (`true`: forget every row), or the rows of these keys.
+ */
+export type ChangesSince<Key> = boolean | readonly Key[];
+
 /** How much room rows take (`size`), in all at most `budget`; a row larger than `largest` is not kept. */
 export interface KeptRowsRoom<Row> {
   size: (row: Row) => number;
@@ -7,11 +13,11 @@ export interface KeptRowsRoom<Row> {
 
 /**
  * Rows a process keeps in memory by key, at most `max` (the first kept goes first when full), and,
- * with `room`, within its budget, for as long as `changed` (a watch of changes made elsewhere,
- * `Db.watchChanges`) says nothing changed; `forget()` empties them at once (this process's own
- * change). A row read while they were forgotten is not kept, so a read that raced a change cannot
- * keep what it read before it. Rows not found are never kept, so asking for unknown keys cannot
- * fill it.
+ * with `room`, within its budget, until `changed` (a watch of changes made elsewhere,
+ * `Db.watchChanges`) names them or says anything may have changed; `forget` drops one at once, or
+ * all (this process's own change). A row read while any was forgotten is not kept, so a read that
+ * raced a change cannot keep what it read before it. Rows not found are never kept, so asking for
+ * unknown keys cannot fill it.
  */
 export class KeptRows<Key, Row> {
   private readonly rows = new Map<Key, Row>();
@@ -21,14 +27,16 @@ export class KeptRows<Key, Row> {
   private used = 0;
 
   constructor(
-    private readonly changed: () => boolean,
+    private readonly changed: () => ChangesSince<Key>,
     private readonly max: number,
     private readonly room?: KeptRowsRoom<Row>,
   ) {}
 
   /** The row kept under `key`, else the one `read` finds (then kept). */
   async get(key: Key, read: () => Promise<Row | undefined>): Promise<Row | undefined> {
-    if (this.changed()) this.forget();
+    const changes = this.changed();
+    if (changes === true) this.forget();
+    else if (changes !== false) for (const changed of changes) this.forget(changed);
     const kept = this.rows.get(key);
     if (kept !== undefined) return kept;
     const generation = this.generation;
@@ -52,9 +60,17 @@ export class KeptRows<Key, Row> {
     return row;
   }
 
-  forget(): void {
-    this.rows.clear();
-    this.used = 0;
+  /** Drops the row of `key`, or every row. */
+  forget(key?: Key): void {
     this.generation++;
+    if (key === undefined) {
+      this.rows.clear();
+      this.used = 0;
+      return;
+    }
+    const row = this.rows.get(key);
+    if (row === undefined) return;
+    this.rows.delete(key);
+    this.used -= this.room?.size(row) ?? 0;
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { changesChannel, type ChangeTopic, changeTopics } from './change-topics.js';
+import type { ChangesSince } from '../core/kept-rows.js';
+import { changesChannel, type ChangeTopic, changeTopics, namedChangesMax } from './change-topics.js';
 
 /** How often (ms) a listening process sends itself a heartbeat notice. */
 export const heartbeatMs = 1_000;
@@ -18,10 +19,14 @@ export const silentConnectionMs = 5_000;
 const firstRetryMs = 1_000;
 const lastRetryMs = 10_000;
 
-/** One watch's state: whether a notice of its topic came since it last answered "changed". */
+/**
+ * One watch's state: whether a notice of its topic came since it last answered "changed"
+ * (`notified`), or, for a watch that names rows, the ids the notices named (`ids`).
+ */
 interface Watch {
   topic: ChangeTopic;
   notified: boolean;
+  ids?: Set<number>;
 }
 
 /**
@@ -78,6 +83,27 @@ export class ChangeListener {
     };
   }
 
+  /**
+   * `watch`, naming the rows changed where the notices do (`topic:id`, migration 027), and saying
+   * `true` where they do not, when more than `namedChangesMax` came, or when `watch` would.
+   */
+  watchIds(topic: ChangeTopic): () => ChangesSince<number> {
+    const watch: Watch = { topic, notified: true, ids: new Set() };
+    this.watches.push(watch);
+    return () => {
+      if (!this.current()) return true;
+      if (watch.notified) {
+        watch.notified = false;
+        watch.ids!.clear();
+        return true;
+      }
+      if (watch.ids!.size === 0) return false;
+      const ids = [...watch.ids!];
+      watch.ids!.clear();
+      return ids;
+    };
+  }
+
   /** Whether every change committed more than `trustMs` ago has been heard (and listening starts if it may). */
   private current(): boolean {
     if (this.client === undefined && !this.closed && performance.now() >= this.retryAt) void this.listen();
@@ -88,10 +114,17 @@ export class ChangeListener {
     return current;
   }
 
-  private notify(topic: string | undefined): void {
+  /** A notice's payload: `topic`, or `topic:id` for one row (migration 027); undefined tells every watch. */
+  private notify(payload: string | undefined): void {
+    const [topic, named] = payload?.split(':') ?? [];
+    const id = named === undefined ? undefined : Number(named);
     // A payload this code does not know (a newer node's) may concern anything kept.
-    const known = changeTopics.includes(topic as ChangeTopic);
-    for (const watch of this.watches) if (!known || watch.topic === topic) watch.notified = true;
+    const known = changeTopics.includes(topic as ChangeTopic) && (id === undefined || Number.isSafeInteger(id));
+    for (const watch of this.watches) {
+      if (known && watch.topic !== topic) continue;
+      if (!known || id === undefined || watch.ids === undefined || watch.ids.size >= namedChangesMax) watch.notified = true;
+      else if (!watch.notified) watch.ids.add(id);
+    }
   }
 
   private async listen(): Promise<void> {

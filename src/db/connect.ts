@@ -5,10 +5,11 @@ import SQLite from 'better-sqlite3';
 import { type Dialect, Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { defaultPoolSize } from '../config.js';
+import type { ChangesSince } from '../core/kept-rows.js';
 import { BackgroundCheckpoints } from './checkpoints.js';
 import { OffLoopRunner } from './off-loop.js';
 import { ChangeListener } from './change-notices.js';
-import type { ChangeTopic } from './change-topics.js';
+import { type ChangeTopic, namedChangesMax } from './change-topics.js';
 import { namedStatements } from './pg-statements.js';
 import { runPrecompiledWith } from './precompiled.js';
 import type { Database } from './schema.js';
@@ -37,7 +38,13 @@ export interface Db {
    * heartbeat notice for a while (not listening yet, its listening connection failed or went
    * silent: change-notices.ts).
    */
-  watchChanges: (topic: ChangeTopic) => () => boolean;
+  watchChanges: (topic: Exclude<ChangeTopic, 'articles'>) => () => boolean;
+  /**
+   * `watchChanges('articles')` that names the articles changed (their ids), or says `true` when
+   * it cannot (too many at once, or as `watchChanges` fails closed). SQLite: migration 027's log of
+   * their ids, read within 100 ms; PostgreSQL: 027's notices carry the id.
+   */
+  watchArticleChanges: () => () => ChangesSince<number>;
 }
 
 export interface ConnectOptions {
@@ -130,6 +137,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
       pool,
       kysely: kyselyOf(new PostgresDialect({ pool: { ...statements, end } }), 'postgresql'),
       watchChanges: (topic) => changes.watch(topic),
+      watchArticleChanges: () => changes.watchIds('articles'),
     };
   }
   let file: string;
@@ -191,6 +199,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     kysely: sqliteKysely(localRunner(statementCache(database), close)),
     offLoop: sqliteKysely(offLoop),
     watchChanges: (topic) => changeWatch(database, topic),
+    watchArticleChanges: () => articleChangesWatch(database),
   };
 }
 
@@ -216,6 +225,37 @@ function changeWatch(database: SQLite.Database, topic: ChangeTopic): () => boole
     const first = seen === undefined;
     seen = now;
     return !first;
+  };
+}
+
+/**
+ * Migration 027's log of the ids of changed articles (written by any connection's commit, this
+ * process's own too), read from where the last look stopped, at most every `changeWatchMs`. Entries
+ * missing from where it stopped (dropped as too old while the watch was not asked) or more than
+ * `namedChangesMax` at once mean anything may have changed.
+ */
+function articleChangesWatch(database: SQLite.Database): () => ChangesSince<number> {
+  let after: SQLite.Statement<[number, number], { seq: number; article_id: number }> | undefined;
+  let newest: SQLite.Statement<[], number> | undefined;
+  let seen: number | undefined;
+  let lookedAt = -Infinity;
+  return () => {
+    if (performance.now() - lookedAt < changeWatchMs) return false;
+    lookedAt = performance.now();
+    newest ??= database.prepare<[], number>('select coalesce(max(seq), 0) from article_changes').pluck();
+    if (seen === undefined) {
+      seen = newest.get()!;
+      return false;
+    }
+    after ??= database.prepare<[number, number], { seq: number; article_id: number }>('select seq, article_id from article_changes where seq > ? order by seq limit ?');
+    const changes = after.all(seen, namedChangesMax + 1);
+    if (changes.length === 0) return false;
+    if (changes[0]!.seq !== seen + 1 || changes.length > namedChangesMax) {
+      seen = newest.get()!;
+      return true;
+    }
+    seen = changes.at(-1)!.seq;
+    return changes.map((change) => change.article_id);
   };
 }
 

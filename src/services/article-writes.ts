@@ -93,7 +93,7 @@ export class ArticleWritesService {
     private readonly allowance: EditAllowance,
     private readonly idempotency: IdempotencyStore,
     /** Told once a change of an article committed, or failed (`ArticlesService.changed`). */
-    private readonly changed: () => void,
+    private readonly changed: (articleId: number) => void,
   ) {}
 
   /** PUT: a whole new body (and optionally title; the UI editor adds the meta description). */
@@ -195,7 +195,9 @@ export class ArticleWritesService {
         if (error === articleMoved) return undefined;
         throw error;
       })
-      .finally(this.changed);
+      .finally(() => {
+        for (const { row } of changed) this.changed(row.id);
+      });
     if (result !== undefined && entry) {
       this.activity.committed(entry);
       actor.request!.recorded = true;
@@ -346,7 +348,7 @@ export class ArticleWritesService {
         if (error === articleMoved) return undefined;
         throw error;
       })
-      .finally(this.changed);
+      .finally(() => this.changed(row.id));
     if (result && entry) this.activity.committed(entry);
     return result;
   }

@@ -1,6 +1,6 @@
 import type { Compilable, Kysely } from 'kysely';
 import { notFound } from '../core/errors.js';
-import { KeptRows } from '../core/kept-rows.js';
+import { type ChangesSince, KeptRows } from '../core/kept-rows.js';
 import { protectedLinksOf } from '../core/protected-anchors.js';
 import type { ProtectedLink } from '../core/errors.js';
 import type { TextPieces, Utf8Text } from '../core/text-parts.js';
@@ -151,8 +151,8 @@ export class ArticlesService {
     private readonly counters: CountersService,
     /** SQLite: the connection that reads large bodies off the event loop (`Db.offLoop`). */
     offLoop: Kysely<Database> | undefined,
-    /** Whether articles may have changed elsewhere (`Db.watchChanges('articles')`). */
-    changedElsewhere: () => boolean,
+    /** The articles that may have changed elsewhere (`Db.watchArticleChanges`). */
+    changedElsewhere: () => ChangesSince<number>,
     /** Rows a page skips by index before it seeks by the day counters (tests lower it to exercise the seek). */
     private readonly shortSkip = SHORT_SKIP,
   ) {
@@ -171,9 +171,9 @@ export class ArticlesService {
     this.answers = new KeptRows(changedElsewhere, keptAnswersMax, keptAnswersRoom);
   }
 
-  /** Forgets the answers kept: an article changed in this process (told once its change committed, or failed). */
-  changed(): void {
-    this.answers.forget();
+  /** Forgets the kept answer of an article this process changed, or every one (told once the change committed, or failed). */
+  changed(articleId?: number): void {
+    this.answers.forget(articleId);
   }
 
   async list(actor: Actor, siteId: number, filters: ArticleFilters): Promise<Page<Article>> {
@@ -237,9 +237,9 @@ export class ArticlesService {
    * body PostgreSQL read in pieces stays in them (`TextPieces`): joining a large body would hold
    * the loop for one more turn.
    *
-   * The answers of articles with bodies up to 64 Ki characters are kept until an article changes
-   * (here: `changed`; on another node or by the CLI: `Db.watchChanges`), as API keys and sites are:
-   * a read of a kept article reads nothing. Under the bench's load, reading and mapping the row
+   * The answers of articles with bodies up to 64 Ki characters are kept until that article changes
+   * (here: `changed`; on another node or by the CLI: `Db.watchArticleChanges`), as API keys and
+   * sites are: a read of a kept article reads nothing. Under the bench's load, reading and mapping the row
    * cost the event loop more than the key's lookup and limit together.
    */
   async getAnswer(actor: Actor, articleId: number): Promise<{ article: ArticleWithBody<string | TextPieces>; etag: string }> {

@@ -70,7 +70,7 @@ export function createServices(deps: ServiceDeps) {
   const media: MediaStore =
     deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);
   const htmlPool = new HtmlPool(deps.htmlPool);
-  const articles = new ArticlesService(kysely, sites, counters, db.offLoop, db.watchChanges('articles'));
+  const articles = new ArticlesService(kysely, sites, counters, db.offLoop, db.watchArticleChanges());
   const idempotency = new IdempotencyStore(kysely, clock);
   const search = new SearchService(kysely, db.dialect, sites, htmlPool, db.offLoop);
   const articleWrites = new ArticleWritesService(
@@ -83,7 +83,7 @@ export function createServices(deps: ServiceDeps) {
     activity,
     editAllowance,
     idempotency,
-    () => articles.changed(),
+    (articleId) => articles.changed(articleId),
   );
   const mailer = deps.mail ? new Mailer(deps.mail) : undefined;
   const oauth = new OAuthService(kysely, clock, fetchClientMetadataDocument, db.watchChanges('tokens'));

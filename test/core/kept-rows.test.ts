@@ -39,6 +39,29 @@ describe('KeptRows', () => {
     expect(reads).toEqual(['a', 'a', 'a']);
   });
 
+  it('forgets only the rows its watch names, or the one it is told', async () => {
+    let changed: boolean | string[] = false;
+    const kept = new KeptRows<string, number>(() => changed, 10);
+    const { reads, read } = reader({ a: 1, b: 2, c: 3 });
+    for (const key of ['a', 'b', 'c']) await kept.get(key, read(key));
+    changed = ['a'];
+    await kept.get('b', read('b'));
+    changed = false;
+    kept.forget('c');
+    for (const key of ['a', 'b', 'c']) await kept.get(key, read(key));
+    expect(reads).toEqual(['a', 'b', 'c', 'a', 'c']);
+  });
+
+  it('with room: forgetting one row frees its room', async () => {
+    const room = { size: (row: number) => row, budget: 10, largest: 10 };
+    const kept = new KeptRows<string, number>(() => false, 100, room);
+    const { reads, read } = reader({ a: 5, b: 5, c: 5 });
+    for (const key of ['a', 'b']) await kept.get(key, read(key));
+    kept.forget('a');
+    for (const key of ['c', 'b', 'c']) await kept.get(key, read(key));
+    expect(reads).toEqual(['a', 'b', 'c']);
+  });
+
   it('keeps at most `max` rows, dropping the first kept', async () => {
     const kept = new KeptRows<string, number>(() => false, 2);
     const { reads, read } = reader({ a: 1, b: 2, c: 3 });

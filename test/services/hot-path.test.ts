@@ -5,10 +5,11 @@ import { setTimeout } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { protectedLinksOf } from '../../src/core/protected-anchors.js';
+import { namedChangesMax } from '../../src/db/change-topics.js';
 import { connect } from '../../src/db/connect.js';
 import { articleDerived } from '../../src/db/migrations/006_article_derived.js';
 import { sqliteChangeTriggers } from '../../src/db/migrations/017_change_counts.js';
-import { sqliteArticleTriggers } from '../../src/db/migrations/018_article_notices.js';
+import { postgresArticleTrigger, sqliteArticleTriggers } from '../../src/db/migrations/027_article_change_ids.js';
 import { migrate, migrationContext } from '../../src/db/migrate.js';
 import { issueMcpToken } from '../fuzz/hostile.js';
 import { createCustomer, dialectName, runElsewhere, useHarness } from '../helpers/harness.js';
@@ -78,8 +79,11 @@ describe('protected_links stored with the body', () => {
     const { articleId } = await seedArticle(h.services);
     const plain = await seedArticle(h.services, { body: PLAIN_BODY });
     const db = h.services.db.kysely;
+    // PostgreSQL's trigger of the column (migration 027) came after 006.
+    if (dialectName === 'postgres') await sql`drop trigger articles_changed on articles`.execute(db);
     await sql`alter table articles drop column protected_links`.execute(db);
     await db.transaction().execute((trx) => articleDerived.up(migrationContext(trx, h.services.db.dialect)));
+    if (dialectName === 'postgres') await sql.raw(postgresArticleTrigger).execute(db);
     expect(await storedLinks(articleId)).toEqual(protectedLinksOf(PROTECTED_BODY));
     expect(await storedLinks(plain.articleId)).toEqual([]);
     const missing = await db.selectFrom('articles').select('id').where('protected_links', 'is', null).execute();
@@ -311,8 +315,8 @@ describe('SQLite prepared statements', () => {
 
 describe('article answers kept in memory', () => {
   /** An article whose answer the node keeps: read a few times, so a PostgreSQL node listens by then. */
-  const keptArticle = async (options: Parameters<typeof seedArticle>[1] = {}) => {
-    const seeded = await seedArticle(h.services, options);
+  const keptArticle = async (options: Parameters<typeof seedArticle>[1] = {}, customer?: Parameters<typeof seedArticle>[2]) => {
+    const seeded = await seedArticle(h.services, options, customer);
     for (let i = 0; i < 3; i++) {
       expect((await getArticle(h, seeded.articleId, seeded.customer.key)).status).toBe(200);
       await setTimeout(100);
@@ -400,6 +404,40 @@ describe('article answers kept in memory', () => {
     await elsewhere(`update articles set body = '${moved}', version = version + 1 where id = ${articleId}`);
     await setTimeout(150);
     expect(await toolBody()).toBe(moved);
+  });
+
+  it('an edit of one article, here or elsewhere, leaves the other articles’ kept answers kept', async () => {
+    const edited = await keptArticle();
+    const other = await keptArticle({}, edited.customer);
+    // Changed without its notice or count: while kept, the other article is answered from memory.
+    await unheard(`update articles set body = '<p>Unheard.</p>' where id = ${other.articleId}`);
+    expect((await put(h, edited.articleId, edited.customer.key, { body: moved })).status).toBe(200);
+    await elsewhere(`update articles set body = '<p>Elsewhere.</p>', version = version + 1 where id = ${edited.articleId}`);
+    await setTimeout(150);
+    expect(bodyOf(await getArticle(h, edited.articleId, edited.customer.key))).toBe('<p>Elsewhere.</p>');
+    expect(bodyOf(await getArticle(h, other.articleId, other.customer.key))).toBe(PROTECTED_BODY);
+  });
+
+  it('more changes at once than a watch names forget every kept answer', async () => {
+    const { customer, articleId } = await keptArticle();
+    await unheard(`update articles set body = '<p>Unheard.</p>' where id = ${articleId}`);
+    await elsewhere(
+      dialectName === 'postgres'
+        ? `select pg_notify('anchorage_changes', 'articles:' || (-n)) from generate_series(1, ${namedChangesMax + 1}) n`
+        : `with recursive n(v) as (select 1 union all select v + 1 from n where v <= ${namedChangesMax}) insert into article_changes (article_id) select -v from n`,
+    );
+    await setTimeout(150);
+    expect(bodyOf(await getArticle(h, articleId, customer.key))).toBe('<p>Unheard.</p>');
+  });
+
+  it.skipIf(dialectName === 'postgres')('SQLite: changes dropped from the log before the node read them forget every kept answer', async () => {
+    const { customer, articleId } = await keptArticle();
+    await unheard(`update articles set body = '<p>Unheard.</p>' where id = ${articleId}`);
+    await elsewhere('insert into article_changes (article_id) values (-1)');
+    await elsewhere('delete from article_changes where seq = (select max(seq) from article_changes)');
+    await elsewhere('insert into article_changes (article_id) values (-2)');
+    await setTimeout(150);
+    expect(bodyOf(await getArticle(h, articleId, customer.key))).toBe('<p>Unheard.</p>');
   });
 
   it('a body over 64 Ki characters is read every time', async () => {
