@@ -40,6 +40,13 @@ module.exports = {
       to: { path: `^src/(services|operations)/|${upper}` },
     },
     {
+      name: 'bodies-go-through-the-body-store',
+      severity: 'error',
+      comment: 'Only db/body-store.ts knows how each database moves a large body (SQLite\'s off-loop thread, PostgreSQL\'s pieces): the layers above never pick a connection.',
+      from: { path: '^src/', pathNot: '^src/db/' },
+      to: { path: '^src/db/(off-loop|body-pieces)\\.ts$' },
+    },
+    {
       name: 'services-are-below-operations',
       severity: 'error',
       from: { path: '^src/services/' },

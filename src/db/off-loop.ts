@@ -1,9 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { type CompiledQuery, type Expression, type Kysely, type QueryResult, type SqlBool, sql } from 'kysely';
+import { type CompiledQuery, type QueryResult, sql } from 'kysely';
 import { buffersOf, decodedText, isEncodedText, utf8InParts } from '../core/text-parts.js';
 import { helperThreadNice, threadExecArgv, threadModule } from '../platform/threads.js';
-import type { Database } from './schema.js';
 import { runResult, type StatementRunner } from './sqlite-driver.js';
 
 /** Article bodies this large (bytes) are read and stored by the off-loop connection. */
@@ -20,27 +19,6 @@ export const bodyReadOnLoop = sql<boolean>`octet_length(body) < ${sql.lit(offLoo
  * read by the off-loop connection without making a string of it there, or here.
  */
 export const bodyBytes = sql<Uint8Array>`cast(body as blob)`;
-
-/** A select of one row with a `body` column (an article, a revision). */
-interface BodyRowQuery<Row> {
-  where(condition: Expression<SqlBool>): BodyRowQuery<Row>;
-  executeTakeFirst(): Promise<Row | undefined>;
-}
-
-/**
- * The row `query` selects: on SQLite read by the off-loop connection when its body is large
- * (the event loop's connection reads only rows with `bodyReadOnLoop`), else by `db`. The
- * off-loop connection runs `offLoopQuery` when given (a large body read as bytes: `bodyBytes`).
- */
-export async function rowWithBody<Row>(
-  db: Kysely<Database>,
-  offLoop: Kysely<Database> | undefined,
-  query: (db: Kysely<Database>) => BodyRowQuery<Row>,
-  offLoopQuery: (db: Kysely<Database>) => BodyRowQuery<Row> = query,
-): Promise<Row | undefined> {
-  if (!offLoop) return query(db).executeTakeFirst();
-  return (await query(db).where(bodyReadOnLoop).executeTakeFirst()) ?? (await offLoopQuery(offLoop).executeTakeFirst());
-}
 
 /**
  * Parameters this long (characters) cross to the thread as UTF-8 in parts (`utf8InParts`), a

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { AppError, validationFailed } from '../core/errors.js';
 import { type Clock, toTimestamp } from '../core/time.js';
+import type { BodyStore } from '../db/body-store.js';
 import type { Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
@@ -42,8 +43,8 @@ const urlBatch = 500;
 export class AccountDeletionService {
   constructor(
     private readonly db: Kysely<Database>,
-    /** SQLite: the off-loop connection, so that deleting a large account does not hold the event loop. */
-    private readonly offLoop: Kysely<Database> | undefined,
+    /** Deletes the account's bodies without holding the event loop. */
+    private readonly bodies: BodyStore,
     private readonly clock: Clock,
     private readonly activity: ActivityLog,
     private readonly media: MediaStore,
@@ -74,7 +75,7 @@ export class AccountDeletionService {
     // Records still queued in this process reach the table first, to be stripped with the others.
     await this.activity.flush();
     let afterCommit: () => Promise<void> = async () => undefined;
-    const deleted = await (this.offLoop ?? this.db).transaction().execute(async (trx) => {
+    const deleted = await this.bodies.transaction(Infinity, async (trx) => {
       const account = await trx.selectFrom('accounts').select(['id', 'name']).where('id', '=', accountId).executeTakeFirst();
       if (!account) throw new AppError('not_found', 'No account with this id.');
       if (confirmName !== account.name) {

@@ -1,15 +1,13 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { CurrentState } from '../core/article-body.js';
 import { AppError, notFound, type ProtectedLink } from '../core/errors.js';
 import { SANITIZER_VERSION } from '../core/html.js';
 import type { Replacement } from '../core/replacement.js';
-import type { SharedText, Utf8Text } from '../core/text-parts.js';
-import { bodyInParts, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
-import type { DialectName } from '../db/connect.js';
-import { bodyBytes, rowWithBody } from '../db/off-loop.js';
-import type { ArticleRow, Database } from '../db/schema.js';
+import type { SharedText } from '../core/text-parts.js';
+import type { ArticleWithStoredBody, BodyStore } from '../db/body-store.js';
+import type { Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
-import { type ArticleWithBody, columnsButBody } from './articles.js';
+import type { ArticleWithBody } from './articles.js';
 import type { LargeTurn } from './html-pool.js';
 import type { LimitState } from './limits.js';
 import type { ArticleState } from './revisions.js';
@@ -88,7 +86,7 @@ export type NextState = ArticleState<string | SharedText> & {
  * again for the pool, a large body would cost the event loop time and two more copies of it in
  * its memory.
  */
-export type WritableRow = Omit<ArticleRow, 'body'> & { body: string | Uint8Array | Utf8Text };
+export type WritableRow = ArticleWithStoredBody<'utf8'>;
 
 /** A next state as stored: its derived columns as the row holds them. */
 export type StoredState = ArticleState<string | SharedText> & { word_count: number | null; protected_links: string; body_sanitizer: number | null };
@@ -151,25 +149,8 @@ export function storedStateOf(next: NextState): { state: StoredState; sanitized:
  * The article if the actor may change it, its body as `WritableRow` holds it: another account's
  * article is not found, or forbidden for admin keys, which may read it.
  */
-export async function writableRow(
-  db: Kysely<Database>,
-  dialect: DialectName,
-  /** SQLite: the connection that reads large bodies off the event loop. */
-  offLoop: Kysely<Database> | undefined,
-  actor: Actor,
-  articleId: number,
-): Promise<WritableRow> {
-  const row = dialect === 'postgres'
-    ? await withLargeBody(
-        () => db.selectFrom('articles').select([...columnsButBody, bodyUnlessLarge.as('body')]).where('id', '=', articleId).executeTakeFirst(),
-        (row) => bodyInParts(db, articleId, row.version),
-      )
-    : await rowWithBody<WritableRow>(
-        db,
-        offLoop,
-        (db) => db.selectFrom('articles').selectAll().where('id', '=', articleId),
-        (db) => db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', articleId),
-      );
+export async function writableRow(bodies: BodyStore, actor: Actor, articleId: number): Promise<WritableRow> {
+  const row = await bodies.article(articleId, undefined, 'utf8');
   if (!row || (row.account_id !== actor.accountId && !readsEveryAccount(actor))) throw notFound('article');
   if (row.account_id !== actor.accountId) {
     throw new AppError('forbidden', 'Admin keys may change only their own account’s articles.');

@@ -5,8 +5,7 @@ import { AppError, type ProtectedLink } from '../core/errors.js';
 import { jsonSha256 } from '../core/secrets.js';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
-import type { DialectName } from '../db/connect.js';
-import { offLoopBodyBytes } from '../db/off-loop.js';
+import { type BodyStore, largeBodyChars } from '../db/body-store.js';
 import type { Database } from '../db/schema.js';
 import type { ActivityEntry, ActivityLog } from './activity.js';
 import {
@@ -40,19 +39,13 @@ import type { RevisionsService } from './revisions.js';
 
 
 /**
- * A body this long (characters) is stored by the off-loop connection on SQLite (`Db.offLoop`),
- * and its answer is serialised in a turn of the event loop of its own.
- */
-const largeBody = offLoopBodyBytes;
-
-/**
  * A stored write's answer, for an Idempotency-Key's replays: a large body is not stored again
  * but named by the revision that holds it (revisions are never deleted). Stored with the answer, a
  * large body held the event loop to serialise the record, and each replay to read and parse it
  * back.
  */
 const toReplay = (result: WriteResult): StoredSuccess<WriteResult> =>
-  result.article.body.length < largeBody || result.revision === null
+  result.article.body.length < largeBodyChars || result.revision === null
     ? { ok: true, result }
     : { ok: true, result: { ...result, article: { ...result.article, body: '' } }, bodyRevision: result.revision };
 
@@ -83,9 +76,7 @@ const articleMoved = new Error('The article changed meanwhile.');
 export class ArticleWritesService {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly dialect: DialectName,
-    /** SQLite: the connection that reads and stores large bodies off the event loop. */
-    private readonly offLoop: Kysely<Database> | undefined,
+    private readonly bodies: BodyStore,
     private readonly clock: Clock,
     private readonly html: HtmlPool,
     private readonly revisions: RevisionsService,
@@ -107,7 +98,7 @@ export class ArticleWritesService {
       options,
       input.reason,
       async (row, turn) => withTexts(row, input, await this.bodyFor(actor, row, { body: input.body }, turn)),
-      input.body.length >= largeBody,
+      input.body.length >= largeBodyChars,
     );
   }
 
@@ -155,7 +146,7 @@ export class ArticleWritesService {
 
   /** The article if the actor may change it, and its next state after `change` (`replaceInSite`); refusals are thrown. */
   async plan(actor: Actor, articleId: number, change: PoolChange): Promise<PlannedEdit> {
-    const row = await writableRow(this.db, this.dialect, this.offLoop, actor, articleId);
+    const row = await writableRow(this.bodies, actor, articleId);
     return { row, next: withTexts(row, {}, await this.bodyFor(actor, row, change)) };
   }
 
@@ -291,7 +282,7 @@ export class ArticleWritesService {
     idempotencyKey: string | undefined,
     turn: LargeTurn | undefined,
   ): Promise<WriteResult | undefined> {
-    const row = await writableRow(this.db, this.dialect, this.offLoop, actor, articleId);
+    const row = await writableRow(this.bodies, actor, articleId);
     const etag = articleETag(row);
     if (options.ifMatch !== undefined && !ifMatchHolds(options.ifMatch, etag)) {
       throw new AppError('precondition_failed', 'The article changed since you read it (If-Match does not match its ETag); nothing was saved.');
@@ -308,7 +299,7 @@ export class ArticleWritesService {
     await loopTurns.take('store');
     // A large body is stored in the large turn: the database's copies of it then never add to
     // those of a large edit running meanwhile.
-    const large = state.body.length >= largeBody;
+    const large = state.body.length >= largeBodyChars;
     const store = () => this.store(actor, row, state, sanitized, reason, idempotencyKey, options.storeMedia);
     const result = await (large ? this.html.inLargeTurn(store, turn) : store());
     if (result === undefined) return undefined;
@@ -330,8 +321,7 @@ export class ArticleWritesService {
   ): Promise<WriteResult | undefined> {
     const counted = countedWrite(actor);
     const entry = successEntry(actor);
-    const db = this.offLoop && state.body.length >= largeBody ? this.offLoop : this.db;
-    const result = await db.transaction().execute(async (trx) => {
+    const result = await this.bodies.transaction(state.body.length, async (trx) => {
       const now = this.clock.now();
       const allowance = counted ? await this.allowance.take(trx, actor.accountId, now) : undefined;
       const { saved, revisionId } = await this.saveIn(trx, actor, row, state, reason, now);

@@ -1,14 +1,12 @@
-import type { Compilable, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { notFound } from '../core/errors.js';
 import { type ChangesSince, KeptRows } from '../core/kept-rows.js';
 import { protectedLinksOf } from '../core/protected-anchors.js';
 import type { ProtectedLink } from '../core/errors.js';
 import type { TextPieces, Utf8Text } from '../core/text-parts.js';
 import type { ArticleStatus } from '../core/values.js';
-import { bodyInParts, bodyPieces, bodyText, bodyUnlessLarge, withLargeBody } from '../db/body-pieces.js';
-import { bodyBytes, bodyReadOnLoop } from '../db/off-loop.js';
-import { precompiled } from '../db/precompiled.js';
-import type { ArticleRow, ArticlesTable, Database } from '../db/schema.js';
+import { articleColumnsButBody, type ArticleWithStoredBody, type BodyForm, type BodyStore } from '../db/body-store.js';
+import type { ArticleRow, Database } from '../db/schema.js';
 import type { Actor } from './actor.js';
 import type { CountersService } from './counters.js';
 import { type DayFilters, type Page, type PageRequest, checkedDayFilters, paginateByDay, SHORT_SKIP, TopPages } from './pagination.js';
@@ -85,34 +83,8 @@ export function toArticleWithBody(row: ArticleRow): ArticleWithBody {
 export const withBody = <Body>(row: Article & Pick<ArticleRow, 'meta_description'>, body: Body, protectedLinks: ProtectedLink[]): ArticleWithBody<Body> =>
   Object.assign(toArticle(row), { meta_description: row.meta_description, body, protected_links: protectedLinks });
 
-/** Every column of an article but its body. */
-export const columnsButBody = Object.keys({
-  id: true,
-  site_id: true,
-  account_id: true,
-  title: true,
-  url: true,
-  status: true,
-  published_at: true,
-  target_keyword: true,
-  word_count: true,
-  featured_image_url: true,
-  meta_description: true,
-  current_revision_id: true,
-  protected_links: true,
-  body_sanitizer: true,
-  version: true,
-  created_at: true,
-  updated_at: true,
-} satisfies Record<Exclude<keyof ArticlesTable, 'body'>, true>) as Exclude<keyof ArticlesTable, 'body'>[];
-
 /** A strong validator of an article's stored state, for ETag and If-Match. */
 export const articleETag = (row: Pick<ArticleRow, 'id' | 'version'>): string => `"a${row.id}-v${row.version}"`;
-
-/** An article as read: PostgreSQL leaves a large body null (`bodyUnlessLarge`). */
-type StoredRow = Omit<ArticleRow, 'body'> & { body: string | null };
-
-type RowReader = (...parameters: unknown[]) => Promise<StoredRow[]>;
 
 /** An answer of `getAnswer` or `getAsUtf8`, with the account the article is on; kept with a body of a string. */
 interface KeptAnswer<Body = string | TextPieces | Uint8Array | Utf8Text> {
@@ -133,15 +105,6 @@ const keptAnswersRoom = {
 };
 
 export class ArticlesService {
-  /**
-   * The article by id (staff reads), and by id within one account: on the event loop's
-   * connection, then, for a large body on SQLite, on the off-loop connection.
-   */
-  private readonly byId: RowReader[];
-  private readonly byIdInAccount: RowReader[];
-  /** `byId` and `byIdInAccount`, a large body read on SQLite as its UTF-8 bytes (`bodyBytes`). */
-  private readonly byIdAsUtf8: RowReader[];
-  private readonly byIdInAccountAsUtf8: RowReader[];
   private readonly answers: KeptRows<number, KeptAnswer>;
   private readonly topPages;
 
@@ -149,25 +112,13 @@ export class ArticlesService {
     private readonly db: Kysely<Database>,
     private readonly sites: SitesService,
     private readonly counters: CountersService,
-    /** SQLite: the connection that reads large bodies off the event loop (`Db.offLoop`). */
-    offLoop: Kysely<Database> | undefined,
+    private readonly bodies: BodyStore,
     /** The articles that may have changed elsewhere (`Db.watchArticleChanges`). */
     changedElsewhere: () => ChangesSince<number>,
     /** Rows a page skips by index before it seeks by the day counters (tests lower it to exercise the seek). */
     private readonly shortSkip = SHORT_SKIP,
   ) {
     this.topPages = new TopPages(db);
-    // PostgreSQL reads a large body apart, in pieces (`bodyText`).
-    const byId = offLoop
-      ? db.selectFrom('articles').selectAll().where('id', '=', 0)
-      : db.selectFrom('articles').select([...columnsButBody, bodyUnlessLarge.as('body')]).where('id', '=', 0);
-    const readers = (query: typeof byId, offLoopQuery: Compilable<unknown> = query) =>
-      [precompiled(db, offLoop ? query.where(bodyReadOnLoop) : query), ...(offLoop ? [precompiled(offLoop, offLoopQuery)] : [])] as RowReader[];
-    this.byId = readers(byId);
-    this.byIdInAccount = readers(byId.where('account_id', '=', 0));
-    const asBytes = db.selectFrom('articles').select([...columnsButBody, bodyBytes.as('body')]).where('id', '=', 0);
-    this.byIdAsUtf8 = readers(byId, asBytes);
-    this.byIdInAccountAsUtf8 = readers(byId.where('account_id', '=', 0), asBytes.where('account_id', '=', 0));
     this.answers = new KeptRows(changedElsewhere, keptAnswersMax, keptAnswersRoom);
   }
 
@@ -209,15 +160,10 @@ export class ArticlesService {
   }
 
   private async utf8AnswerOf(actor: Actor, articleId: number): Promise<KeptAnswer<string | Uint8Array | Utf8Text>> {
-    const staff = readsEveryAccount(actor);
-    const row = await withLargeBody(
-      () => this.readable(staff ? this.byIdAsUtf8 : this.byIdInAccountAsUtf8, staff ? [articleId] : [articleId, actor.accountId]),
-      (read) => bodyInParts(this.db, articleId, read.version),
-    );
-    if (!row) throw notFound('article');
+    const row = await this.visible(actor, articleId, 'utf8');
     if (row.protected_links === null) return { ...(await this.get(actor, articleId)), accountId: row.account_id };
     return {
-      article: withBody(row, row.body as string | Uint8Array | Utf8Text, JSON.parse(row.protected_links) as ProtectedLink[]),
+      article: withBody(row, row.body, JSON.parse(row.protected_links) as ProtectedLink[]),
       etag: articleETag(row),
       accountId: row.account_id,
     };
@@ -225,7 +171,7 @@ export class ArticlesService {
 
   /** The stored article but its body, if the actor may read it (pages that show only its title). */
   async visibleWithoutBody(actor: Actor, articleId: number): Promise<Omit<ArticleRow, 'body'>> {
-    let query = this.db.selectFrom('articles').select(columnsButBody).where('id', '=', articleId);
+    let query = this.db.selectFrom('articles').select(articleColumnsButBody).where('id', '=', articleId);
     if (!readsEveryAccount(actor)) query = query.where('account_id', '=', actor.accountId);
     const row = await query.executeTakeFirst();
     if (!row) throw notFound('article');
@@ -261,33 +207,19 @@ export class ArticlesService {
    * account, so another account's large body is never read to answer that it is not found.
    */
   private async answerOf(actor: Actor, articleId: number): Promise<KeptAnswer> {
-    const row = await this.visibleWith(actor, articleId, (read) => bodyPieces(this.db, articleId, read.version));
+    const row = await this.visible(actor, articleId, 'pieces');
     return { article: withBody(row, row.body, storedProtectedLinks(row)), etag: articleETag(row), accountId: row.account_id };
   }
 
-  /** The stored article if the actor may read it; another account's is "not found". */
-  async visible(actor: Actor, articleId: number): Promise<ArticleRow> {
-    return this.visibleWith(actor, articleId, (read) => bodyText(this.db, 'articles', articleId, read.version));
-  }
-
-  /** `visible`, with a large body PostgreSQL left out read by `largeBody`. */
-  private async visibleWith<Body>(
-    actor: Actor,
-    articleId: number,
-    largeBody: (read: StoredRow) => Promise<Body | undefined>,
-  ): Promise<Omit<ArticleRow, 'body'> & { body: string | Body }> {
-    const staff = readsEveryAccount(actor);
-    const row = await withLargeBody(() => this.readable(staff ? this.byId : this.byIdInAccount, staff ? [articleId] : [articleId, actor.accountId]), largeBody);
+  /**
+   * The stored article with its body in `form` (a string unless given) if the actor may read it;
+   * another account's is "not found", and its body is never read.
+   */
+  async visible(actor: Actor, articleId: number): Promise<ArticleRow>;
+  async visible<Form extends BodyForm>(actor: Actor, articleId: number, form: Form): Promise<ArticleWithStoredBody<Form>>;
+  async visible(actor: Actor, articleId: number, form: BodyForm = 'text'): Promise<ArticleWithStoredBody<BodyForm>> {
+    const row = await this.bodies.article(articleId, readsEveryAccount(actor) ? undefined : actor.accountId, form);
     if (!row) throw notFound('article');
     return row;
-  }
-
-  /** The first row a reader finds; its body is null where PostgreSQL left a large one to read apart. */
-  private async readable(readers: RowReader[], parameters: number[]): Promise<StoredRow | undefined> {
-    for (const read of readers) {
-      const [row] = await read(...parameters);
-      if (row) return row;
-    }
-    return undefined;
   }
 }

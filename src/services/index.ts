@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { HousekeepingSettings, HtmlPoolSettings } from '../config.js';
 import type { Clock } from '../core/time.js';
+import { BodyStore } from '../db/body-store.js';
 import type { Db } from '../db/connect.js';
 import { AccountDeletionService } from './account-deletion.js';
 import { ActivityLog } from './activity.js';
@@ -65,18 +66,18 @@ export function createServices(deps: ServiceDeps) {
   const keys = new KeysService(kysely, db.dialect, clock, db.watchChanges('keys'), deps.abuse.maxActiveKeys);
   const importer = new ImportService(kysely, clock, db.dialect);
   const activity = new ActivityLog(kysely, deps.onBackgroundError, new ActivitySpill(deps.activitySpillDir));
-  const revisions = new RevisionsService(kysely, clock, db.dialect, db.offLoop);
+  const bodies = new BodyStore(db);
+  const revisions = new RevisionsService(kysely, clock, bodies);
   const editAllowance = new EditAllowance(kysely);
   const media: MediaStore =
     deps.media.store === 'db' ? new DatabaseMediaStore(kysely, clock) : new FileMediaStore(deps.media.dir);
   const htmlPool = new HtmlPool(deps.htmlPool);
-  const articles = new ArticlesService(kysely, sites, counters, db.offLoop, db.watchArticleChanges());
+  const articles = new ArticlesService(kysely, sites, counters, bodies, db.watchArticleChanges());
   const idempotency = new IdempotencyStore(kysely, clock);
-  const search = new SearchService(kysely, db.dialect, sites, htmlPool, db.offLoop);
+  const search = new SearchService(kysely, db.dialect, sites, htmlPool, bodies);
   const articleWrites = new ArticleWritesService(
     kysely,
-    db.dialect,
-    db.offLoop,
+    bodies,
     clock,
     htmlPool,
     revisions,
@@ -132,7 +133,7 @@ export function createServices(deps: ServiceDeps) {
     reportShares: new ReportSharesService(kysely, clock, activity),
     reportSubscriptions: new ReportSubscriptionsService(kysely, clock),
     onboarding: new OnboardingService(kysely, clock, activity, deps.publicUrl, mailer),
-    accountDeletion: new AccountDeletionService(kysely, db.offLoop, clock, activity, media, deps.publicUrl, forgetKept, deps.onBackgroundError),
+    accountDeletion: new AccountDeletionService(kysely, bodies, clock, activity, media, deps.publicUrl, forgetKept, deps.onBackgroundError),
   };
 }
 

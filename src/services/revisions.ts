@@ -2,10 +2,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { SharedText } from '../core/text-parts.js';
-import { bodyText, bodyUnlessLarge, storedText, withLargeBody } from '../db/body-pieces.js';
-import type { DialectName } from '../db/connect.js';
-import { rowWithBody } from '../db/off-loop.js';
-import type { Database, RevisionRow, RevisionsTable } from '../db/schema.js';
+import type { BodyStore } from '../db/body-store.js';
+import type { Database, RevisionRow } from '../db/schema.js';
 import { type Actor, credentialColumns } from './actor.js';
 
 /** An article's full content: what every revision holds (`Body`: see `ArticleWithBody`). */
@@ -30,30 +28,12 @@ export interface RevisionSummary {
   client_name: string | null;
 }
 
-/** Every column of a revision but its body. */
-const revisionColumnsButBody = Object.keys({
-  id: true,
-  article_id: true,
-  account_id: true,
-  title: true,
-  meta_description: true,
-  featured_image_url: true,
-  origin: true,
-  user_id: true,
-  api_key_id: true,
-  mcp_grant_id: true,
-  reason: true,
-  created_at: true,
-} satisfies Record<Exclude<keyof RevisionsTable, 'body'>, true>) as Exclude<keyof RevisionsTable, 'body'>[];
-
 /** Revisions: one per change, with its origin, who made it and why. */
 export class RevisionsService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-    private readonly dialect: DialectName,
-    /** SQLite: the connection that reads large bodies off the event loop (`Db.offLoop`). */
-    private readonly offLoop?: Kysely<Database>,
+    private readonly bodies: BodyStore,
   ) {}
 
   /** Records a revision in the change's transaction; returns its id. */
@@ -70,7 +50,7 @@ export class RevisionsService {
         article_id: article.id,
         account_id: article.account_id,
         ...state,
-        body: storedText(this.dialect, state.body),
+        body: this.bodies.stored(state.body),
         origin: actor.channel,
         user_id: actor.userId,
         ...credentialColumns(actor),
@@ -130,21 +110,6 @@ export class RevisionsService {
   }
 
   async get(articleId: number, revisionId: number): Promise<RevisionRow | undefined> {
-    if (this.offLoop) {
-      return rowWithBody(this.db, this.offLoop, (db) =>
-        db.selectFrom('revisions').selectAll().where('article_id', '=', articleId).where('id', '=', revisionId),
-      );
-    }
-    // PostgreSQL: a large body is read apart, in pieces (`bodyText`).
-    return withLargeBody(
-      () =>
-        this.db
-          .selectFrom('revisions')
-          .select([...revisionColumnsButBody, bodyUnlessLarge.as('body')])
-          .where('article_id', '=', articleId)
-          .where('id', '=', revisionId)
-          .executeTakeFirst(),
-      () => bodyText(this.db, 'revisions', revisionId),
-    );
+    return this.bodies.revision(articleId, revisionId);
   }
 }

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import type { ArticleMatches, ArticleText } from '../core/text-search.js';
 import { caseVariants, prepareCaseVariants, trigramVariants } from '../core/text-search.js';
+import type { BodyStore } from '../db/body-store.js';
 import type { DialectName } from '../db/connect.js';
 import { plannedForItsValues } from '../db/pg-statements.js';
 import type { Database } from '../db/schema.js';
@@ -104,8 +105,8 @@ export class SearchService {
     private readonly dialect: DialectName,
     private readonly sites: SitesService,
     private readonly html: HtmlPool,
-    /** SQLite: the connection off the event loop, which looks the index up (a large site's lookup is long). */
-    private readonly offLoop: Kysely<Database> | undefined,
+    /** Looks the index up off the event loop where the database would hold it (a large site's lookup is long). */
+    private readonly bodies: BodyStore,
   ) {
     prepareCaseVariants();
   }
@@ -170,10 +171,10 @@ export class SearchService {
     const match = trigrams.map((variants) => `(${variants.map(phrase).join(' OR ')})`).join(' AND ');
     // CROSS JOIN keeps the index the outer loop: SQLite otherwise may walk the site's articles
     // and evaluate the whole MATCH again for each of them.
-    const found = await sql<Candidate>`select a.id, a.published_at, coalesce(octet_length(a.title), 0) + octet_length(a.body) as bytes
+    const lookup = sql<Candidate>`select a.id, a.published_at, coalesce(octet_length(a.title), 0) + octet_length(a.body) as bytes
       from article_search s cross join articles a on a.id = s.rowid
-      where article_search match ${match} and a.site_id = ${siteId}`.execute(this.offLoop ?? this.db);
-    return found.rows;
+      where article_search match ${match} and a.site_id = ${siteId}`.compile(this.db);
+    return (await this.bodies.readMany(lookup)).rows;
   }
 
   /** Titles, bodies and URLs of `ids`, by id (an article deleted meanwhile is absent). */

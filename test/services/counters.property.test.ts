@@ -6,6 +6,7 @@ import { articleStatuses, backlinkCategories, backlinkStatuses } from '../../src
 import { UNDATED_BLOCK } from '../../src/core/day-pages.js';
 import { counters } from '../../src/db/migrations/005_counters.js';
 import { undatedBlocks } from '../../src/db/migrations/015_undated_blocks.js';
+import { BodyStore } from '../../src/db/body-store.js';
 import { migrationContext } from '../../src/db/migrate.js';
 import type { Actor } from '../../src/services/actor.js';
 import { ArticlesService } from '../../src/services/articles.js';
@@ -145,7 +146,7 @@ describe('counters against the rows', () => {
     await fc.assert(
       fc.asyncProperty(importedSite, fc.array(listRequest, { minLength: 6, maxLength: 6 }), fc.array(dayFilter, { minLength: 4, maxLength: 4 }), shortSkip, async (site, requests, periods, skip) => {
         const { db, sites, counters: counts } = h.services;
-        const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, db.offLoop, db.watchArticleChanges(), skip) };
+        const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, new BodyStore(db), db.watchArticleChanges(), skip) };
         const imported = await importWithKeys({
           sites: [
             {
@@ -236,7 +237,7 @@ describe('counters against the rows', () => {
     const rows = await siteRows(siteId);
     const { db, sites, counters: counts } = h.services;
     for (const skip of [0, SHORT_SKIP]) {
-      const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, db.offLoop, db.watchArticleChanges(), skip) };
+      const lists = { backlinks: new BacklinksService(db.kysely, sites, counts, skip), articles: new ArticlesService(db.kysely, sites, counts, new BodyStore(db), db.watchArticleChanges(), skip) };
       for (const per_page of [25, 7]) {
         const last = Math.ceil(count / per_page);
         // Into the undated rows, across each block's end, the last page and past it.

@@ -230,6 +230,17 @@ describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memo
     expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
   });
 
+  it('a notice naming an article leaves keys kept; one naming it by an id this code cannot read forgets them', async () => {
+    const { customer, articleId } = await keptKey();
+    await revokeUnheard(customer.keyId);
+    await elsewhere(`select pg_notify('anchorage_changes', 'articles:${articleId}')`);
+    await setTimeout(150);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
+    await elsewhere(`select pg_notify('anchorage_changes', 'articles:a${articleId}')`);
+    await setTimeout(150);
+    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
+  });
+
   it('a change to the key’s user is heard too: made staff, the key reads every account', async () => {
     const { customer } = await keptKey();
     const another = await seedArticle(h.services);
