@@ -1,6 +1,6 @@
 // The dependency rules of docs/architecture.md, checked by `npm run lint` (dependency-cruiser).
 // The HTTP layer, the transports, the CLI and the composition roots: nothing below them imports them.
-const upper = '^src/(http|rest|mcp|web|cli)/|^src/(main|runtime|app)\\.ts$';
+const upper = '^src/(http|rest|mcp|web|oauth|cli)/|^src/(main|runtime|app)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -64,28 +64,35 @@ module.exports = {
       severity: 'error',
       comment: 'http/ is the plumbing every transport shares: it imports no transport, the CLI or the composition roots.',
       from: { path: '^src/http/' },
-      to: { path: '^src/(rest|mcp|web|cli)/|^src/(main|runtime|app)\\.ts$' },
+      to: { path: '^src/(rest|mcp|web|oauth|cli)/|^src/(main|runtime|app)\\.ts$' },
     },
     {
       name: 'rest-imports-no-other-transport',
       severity: 'error',
       comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
       from: { path: '^src/rest/' },
-      to: { path: '^src/(mcp|web)/' },
+      to: { path: '^src/(mcp|web|oauth)/' },
     },
     {
       name: 'mcp-imports-no-other-transport',
       severity: 'error',
       comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
       from: { path: '^src/mcp/' },
-      to: { path: '^src/(rest|web)/' },
+      to: { path: '^src/(rest|web|oauth)/' },
     },
     {
       name: 'web-imports-no-other-transport',
       severity: 'error',
       comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
       from: { path: '^src/web/' },
-      to: { path: '^src/(rest|mcp)/' },
+      to: { path: '^src/(rest|mcp|oauth)/' },
+    },
+    {
+      name: 'oauth-imports-no-other-transport',
+      severity: 'error',
+      comment: 'The transports do not import each other: what two need moves down (http/, services/); src/app.ts wires them.',
+      from: { path: '^src/oauth/' },
+      to: { path: '^src/(rest|mcp|web)/' },
     },
   ],
   options: {

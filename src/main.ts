@@ -1,11 +1,10 @@
 import { pathToFileURL } from 'node:url';
 import closeWithGrace from 'close-with-grace';
 import { loadSettings, type Settings } from './config.js';
-import { buildApp } from './app.js';
+import { buildApp, buildMcpApp } from './app.js';
 import { closeListener } from './http/base.js';
 import { buildMetricsApp } from './http/metrics.js';
 import { startTracing } from './http/tracing.js';
-import { buildMcpApp } from './mcp/plugin.js';
 import { openRuntime } from './runtime.js';
 import { oauthUrlsOf } from './services/oauth/index.js';
 import { firstStaffCommand } from './services/users.js';

@@ -9,8 +9,8 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
-import { type AppOptions, buildBaseApp, type BuiltApp } from '../http/base.js';
 import '../http/context.js';
+import { allowedHeaders, exposedHeaders } from '../http/cors.js';
 import { jsonBodyLimit, rateLimited, refusedUnauthenticated, setLimitHeaders } from '../http/limits.js';
 import { tools } from '../operations/index.js';
 import type { ToolDefinition } from '../operations/types.js';
@@ -18,8 +18,6 @@ import type { Outcome } from '../services/activity.js';
 import type { Actor, RequestInfo } from '../services/actor.js';
 import type { Services } from '../services/index.js';
 import { type Listener, oauthUrlsOf, readScope, supportedScopes, writeScope } from '../services/oauth/index.js';
-import { oauthEndpoints } from './oauth/endpoints.js';
-import { wellKnownRoutes } from './oauth/metadata.js';
 import { directToolCallOf } from './direct-call.js';
 import { answerToolCall, buildMcpServer, type McpCall } from './server.js';
 
@@ -27,10 +25,6 @@ export interface AgentInterfaceOptions {
   services: Services;
   settings: Settings;
 }
-
-/** Headers a browser-based client needs to send to, and read from, the MCP and OAuth endpoints. */
-const allowedHeaders = ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name'];
-const exposedHeaders = ['WWW-Authenticate', 'Mcp-Protocol-Version', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
 
 const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -299,9 +293,6 @@ export async function mcpEndpoint(
   app.delete('/', handler);
 }
 
-/** Metadata and the non-browser OAuth endpoints are public documents: any origin may read them. */
-const openCors = { origin: '*', methods: ['GET', 'POST'], allowedHeaders, exposedHeaders, maxAge: 86_400 };
-
 /** Keeps the agent interface's routes out of the REST API's OpenAPI document. */
 const hidden = (app: FastifyInstance) =>
   app.addHook('onRoute', (route) => {
@@ -309,47 +300,10 @@ const hidden = (app: FastifyInstance) =>
   });
 
 /**
- * The agent interface on the main listener: MCP at /mcp, the OAuth metadata under /.well-known,
- * and our authorization server's endpoints under /oauth. Its browser page, /oauth/authorize with
- * the sign-in and consent, is the UI's (src/web/authorize.ts); src/app.ts registers it.
+ * The agent interface on the main listener: MCP at /mcp. The OAuth metadata and authorization
+ * server it points clients to are a transport of their own (src/oauth/); src/app.ts registers them.
  */
 export async function agentInterfacePlugin(app: FastifyInstance, options: AgentInterfaceOptions) {
   hidden(app);
   await app.register(mcpEndpoint, { ...options, tools, listener: 'main', prefix: '/mcp' });
-  await app.register(
-    async (scope) => {
-      await scope.register(cors, openCors);
-      await scope.register(wellKnownRoutes, { settings: options.settings, listener: 'main' });
-    },
-    { prefix: '/.well-known' },
-  );
-  await app.register(
-    async (scope) => {
-      // The authorization endpoint is a browser page, not for cross-origin scripts.
-      await scope.register(cors, {
-        delegator: (request, callback) =>
-          callback(null, request.url.startsWith('/oauth/authorize') ? { origin: false } : openCors),
-      });
-      await scope.register(oauthEndpoints, options);
-    },
-    { prefix: '/oauth' },
-  );
-}
-
-/**
- * The MCP endpoint on its own listener (MCP_PORT), for exposing it at a separate address: the
- * same services and tools, its own resource metadata; sign-in stays at PUBLIC_URL.
- */
-export async function buildMcpApp(options: AppOptions): Promise<BuiltApp> {
-  const { settings, services } = options;
-  const built = await buildBaseApp(options);
-  await built.app.register(mcpEndpoint, { services, settings, tools, listener: 'mcp', prefix: '/mcp' });
-  await built.app.register(
-    async (scope) => {
-      await scope.register(cors, openCors);
-      await scope.register(wellKnownRoutes, { settings, listener: 'mcp' });
-    },
-    { prefix: '/.well-known' },
-  );
-  return built;
 }

@@ -136,7 +136,7 @@ describe('credentials', () => {
   });
 
   it('takes no browser session: a signed-in cookie is no credential, and no answer of the API sets a cookie', async () => {
-    // The cookie plugin runs only in the scope of the UI and the agent interface (src/app.ts).
+    // The cookie plugin runs only in the scope of the UI, the agent interface and OAuth (src/app.ts).
     // An address of its own: refused requests count against their address's limit.
     const remoteAddress = '203.0.113.71';
     const browser = new InjectBrowser(h.app, remoteAddress);

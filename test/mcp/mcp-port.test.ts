@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildMcpApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config.js';
 import { servingBanner } from '../../src/main.js';
-import { buildMcpApp } from '../../src/mcp/plugin.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, freePort, type Harness, startHarness } from '../helpers/harness.js';
 import { authorizationUrl, authorizeInBrowser, connectWithOAuth, manualGrant, pkce, postForm, rawMcp, registerClient } from './oauth-client.js';

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { Settings } from '../../config.js';
-import { AppError } from '../../core/errors.js';
-import { DatabaseUnavailable } from '../../db/unavailable.js';
-import type { Services } from '../../services/index.js';
-import { OAuthProblem, type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource, type TokenSet } from '../../services/oauth/index.js';
-import { param } from '../../http/oauth-params.js';
-import { formBodyParser } from '../../http/json-body.js';
+import type { Settings } from '../config.js';
+import { AppError } from '../core/errors.js';
+import { DatabaseUnavailable } from '../db/unavailable.js';
+import type { Services } from '../services/index.js';
+import { OAuthProblem, type OAuthUrls, oauthUrlsOf, otherResourceMessage, ourResource, type TokenSet } from '../services/oauth/index.js';
+import { param } from '../http/oauth-params.js';
+import { formBodyParser } from '../http/json-body.js';
 
 /** The resource a token request names, checked (RFC 8707); undefined when it names none. */
 function requestedResource(urls: OAuthUrls, body: unknown): string | undefined {

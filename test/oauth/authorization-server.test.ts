@@ -20,7 +20,7 @@ import {
   registerClient,
   signIn,
   TestOAuthProvider,
-} from './oauth-client.js';
+} from '../mcp/oauth-client.js';
 
 const harness = useHarness({ listen: true });
 let base: string;
@@ -64,7 +64,7 @@ describe('metadata', () => {
     });
   });
 
-  it('keeps the agent interface out of the API’s OpenAPI document', async () => {
+  it('keeps MCP and OAuth out of the API’s OpenAPI document', async () => {
     const document = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths).filter((path) => /mcp|oauth|well-known/.test(path))).toEqual([]);
   });

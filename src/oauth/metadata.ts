@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Settings } from '../../config.js';
-import { type Listener, type OAuthUrls, oauthUrlsOf, supportedScopes } from '../../services/oauth/index.js';
+import type { Settings } from '../config.js';
+import { type Listener, type OAuthUrls, oauthUrlsOf, supportedScopes } from '../services/oauth/index.js';
 
 /** RFC 9728 protected-resource metadata of the MCP endpoint. */
 export const protectedResourceMetadata = (urls: OAuthUrls) => ({
