@@ -1,6 +1,6 @@
 /**
  * A small program written against the client generated from the served OpenAPI document
- * (openapi-typescript types, openapi-fetch calls). test/http/openapi-client.test.ts generates the
+ * (openapi-typescript types, openapi-fetch calls). test/rest/openapi-client.test.ts generates the
  * types, compiles this folder with tsc and runs `retitleFirstArticle` against a live service.
  */
 import createClient from 'openapi-fetch';
