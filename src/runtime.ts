@@ -6,6 +6,7 @@ import type { Settings } from './config.js';
 import { type Clock, systemClock } from './core/time.js';
 import { connect } from './db/connect.js';
 import { migrate } from './db/migrate.js';
+import { LoopTurns, loopTurnBudgetMs } from './platform/loop-turns.js';
 import { threadModule } from './platform/threads.js';
 import { createServices, type Services } from './services/index.js';
 import { ReportMailJob } from './services/report-mail.js';
@@ -100,6 +101,7 @@ export async function openRuntime(
   if (redis) await firstOutcome(redis);
   const services = createServices({
     db,
+    loopTurns: new LoopTurns(loopTurnBudgetMs),
     media: { store: settings.mediaStore, dir: join(settings.dataDir, 'media') },
     activitySpillDir: join(settings.dataDir, 'activity-spill'),
     publicUrl: settings.publicUrl,

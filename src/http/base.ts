@@ -91,8 +91,8 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
   await app.register(metricsPlugin, { services, settings });
   await app.register(errorsPlugin);
   await app.register(activityPlugin, { services });
-  await app.register(pressurePlugin, { settings });
-  await app.register(loopTurnsPlugin);
+  await app.register(pressurePlugin, { settings, turns: services.loopTurns });
+  await app.register(loopTurnsPlugin, { turns: services.loopTurns });
   await app.register(healthRoutes, { services, isStopping: () => stopping });
 
   const stop = async () => {

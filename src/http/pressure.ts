@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Settings } from '../config.js';
 import { AppError } from '../core/errors.js';
-import { loopTurns } from '../platform/loop-turns.js';
+import type { LoopTurns } from '../platform/loop-turns.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -35,7 +35,7 @@ export const answersUnderPressure = { pressureHandler: () => undefined, ownTurn:
  * (OVERLOAD_*), new requests get 503 service_unavailable with Retry-After, so a load balancer
  * moves the traffic; /readyz reports not ready, /healthz stays up.
  */
-export const pressurePlugin = fp(async (app: FastifyInstance, options: { settings: Settings }) => {
+export const pressurePlugin = fp(async (app: FastifyInstance, options: { settings: Settings; turns: LoopTurns }) => {
   const { maxEventLoopDelayMs, maxHeapUsedBytes } = options.settings.overload;
   let settled = false;
   app.addHook('onReady', async () => {
@@ -47,7 +47,7 @@ export const pressurePlugin = fp(async (app: FastifyInstance, options: { setting
     sampleInterval: sampleIntervalMs,
     // Requests waiting for a turn of the loop (turns.ts) are the loop's delay too: the queue
     // keeps each turn short, so the sampled delay alone no longer shows the overload.
-    healthCheck: async () => maxEventLoopDelayMs === 0 || loopTurns.waitedMs() <= maxEventLoopDelayMs,
+    healthCheck: async () => maxEventLoopDelayMs === 0 || options.turns.waitedMs() <= maxEventLoopDelayMs,
     healthCheckInterval: sampleIntervalMs,
     // Thrown, so the error handler answers with the catalogue's body and the Retry-After.
     pressureHandler: async () => {

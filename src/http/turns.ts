@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { loopTurns } from '../platform/loop-turns.js';
+import type { LoopTurns } from '../platform/loop-turns.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,11 +16,11 @@ declare module 'fastify' {
  * a flood of one operation delays another by one request of each, whoever sends it (the account is
  * not known yet: authentication runs after the turn). Probes skip the queue.
  */
-export const loopTurnsPlugin = fp(async (app: FastifyInstance) => {
+export const loopTurnsPlugin = fp(async (app: FastifyInstance, { turns }: { turns: LoopTurns }) => {
   app.addHook('onRequest', (request, _reply, done) => {
     const { config, url, method } = request.routeOptions;
     // A route's own method and pattern, never what the request sent: lanes are as many as routes.
-    const turn = config.ownTurn ? undefined : loopTurns.take(url === undefined ? '' : `${String(method)} ${url}`);
+    const turn = config.ownTurn ? undefined : turns.take(url === undefined ? '' : `${String(method)} ${url}`);
     if (turn === undefined) done();
     else void turn.then(() => done());
   });

@@ -100,5 +100,8 @@ interface Waiter {
   since: number;
 }
 
-/** The process's one event loop: every listener and every write shares its turns. */
-export const loopTurns = new LoopTurns(4);
+/**
+ * The budget (ms) of a turn of the process's event loop. A process has one `LoopTurns` of it
+ * (runtime.ts makes it, the services carry it): every listener and every write shares its turns.
+ */
+export const loopTurnBudgetMs = 4;

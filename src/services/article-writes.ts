@@ -34,7 +34,7 @@ import type { HtmlPool, LargeTurn } from './html-pool.js';
 import type { PoolChange } from './html-tasks.js';
 import type { IdempotencyStore, StoredOutcome, StoredSuccess } from './idempotency.js';
 import type { LimitState } from './limits.js';
-import { loopTurns } from '../platform/loop-turns.js';
+import type { LoopTurns } from '../platform/loop-turns.js';
 import type { RevisionsService } from './revisions.js';
 
 
@@ -78,6 +78,7 @@ export class ArticleWritesService {
     private readonly db: Kysely<Database>,
     private readonly bodies: BodyStore,
     private readonly clock: Clock,
+    private readonly loopTurns: LoopTurns,
     private readonly html: HtmlPool,
     private readonly revisions: RevisionsService,
     private readonly activity: ActivityLog,
@@ -166,7 +167,7 @@ export class ArticleWritesService {
     const changed = edits.filter(({ row, next }) => !sameState(next, row));
     const counted = countedWrite(actor);
     const entry = successEntry(actor);
-    await loopTurns.take('store');
+    await this.loopTurns.take('store');
     const result = await this.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
       const allowance = counted && changed.length > 0 ? await this.allowance.take(trx, actor.accountId, now, changed.length) : undefined;
@@ -296,7 +297,7 @@ export class ArticleWritesService {
     // The HTML work may have come back from a pool thread, in a turn of the loop shared with
     // other results and requests: storing waits for a turn of its own (loop-turns.ts), in a lane
     // shared by every write that stores.
-    await loopTurns.take('store');
+    await this.loopTurns.take('store');
     // A large body is stored in the large turn: the database's copies of it then never add to
     // those of a large edit running meanwhile.
     const large = state.body.length >= largeBodyChars;

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { HousekeepingSettings, HtmlPoolSettings } from '../config.js';
 import type { Clock } from '../core/time.js';
 import { BodyStore } from '../db/body-store.js';
+import type { LoopTurns } from '../platform/loop-turns.js';
 import type { Db } from '../db/connect.js';
 import { AccountDeletionService } from './account-deletion.js';
 import { ActivityLog } from './activity.js';
@@ -39,6 +40,8 @@ import { UsersService } from './users.js';
 
 export interface ServiceDeps {
   db: Db;
+  /** The turns of the process's event loop, shared by every listener and every write that stores. */
+  loopTurns: LoopTurns;
   media: { store: 'fs' | 'db'; dir: string };
   /** Where activity records the database refused wait for it (`ActivitySpill`). */
   activitySpillDir: string;
@@ -79,6 +82,7 @@ export function createServices(deps: ServiceDeps) {
     kysely,
     bodies,
     clock,
+    deps.loopTurns,
     htmlPool,
     revisions,
     activity,
@@ -97,6 +101,7 @@ export function createServices(deps: ServiceDeps) {
   return {
     db,
     clock,
+    loopTurns: deps.loopTurns,
     mailer,
     sites,
     search,

@@ -1,6 +1,5 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loopTurns } from '../../src/platform/loop-turns.js';
 import { toDay } from '../../src/core/time.js';
 import { buildApp } from '../../src/app.js';
 import { buildMetricsApp } from '../../src/http/metrics.js';
@@ -281,6 +280,7 @@ describe('load shedding', () => {
       // This turn of the loop spends its budget, then work queues for turns of the loop
       // (src/platform/loop-turns.ts), 20 ms each: every turn stays short, so the sampled delay stays
       // low, but the queue waits longer and longer.
+      const { loopTurns } = harness.services;
       loopTurns.take();
       block(10);
       const queued = Array.from({ length: 100 }, () => Promise.resolve(loopTurns.take()).then(() => block(20)));

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loopTurns } from '../../src/platform/loop-turns.js';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 
@@ -40,7 +39,7 @@ describe('turns of the event loop, over HTTP', () => {
   /** Sends every request while the loop's turn is spent, so all queue; their statuses, and the order their turns came in. */
   const turnOrder = async (requests: { name: string; url: string }[]) => {
     turnsCame.length = 0;
-    loopTurns.take();
+    harness.services.loopTurns.take();
     block(10);
     const answers = requests.map(({ name, url }) => app.inject({ method: 'GET', url, headers: { authorization, 'x-name': name } }));
     const statuses = (await Promise.all(answers)).map((answer) => answer.statusCode);
@@ -56,7 +55,7 @@ describe('turns of the event loop, over HTTP', () => {
   });
 
   it('names a lane by the route, never by what the request sent: requests that match no route share one', async () => {
-    const take = vi.spyOn(loopTurns, 'take');
+    const take = vi.spyOn(harness.services.loopTurns, 'take');
     try {
       const unknown = Array.from({ length: 10 }, (_, i) => ({ name: `unknown ${i}`, url: `/no/such/path/${i}?q=${i}` }));
       const { statuses } = await turnOrder([...unknown, { name: 'site', url: stats.replace('/stats', '/articles?page=2') }]);
