@@ -219,24 +219,16 @@ describe.skipIf(dialectName !== 'postgres')('PostgreSQL: valid keys kept in memo
     expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
   });
 
-  it('a notice of sites leaves keys kept; a notice this code does not know (a newer node’s) forgets them', async () => {
+  it.each([
+    ['of sites', 'of a topic this code does not know (a newer node’s)', () => 'sites', () => 'a later topic'],
+    ['naming an article', 'naming it by an id this code cannot read', (id: number) => `articles:${id}`, (id: number) => `articles:a${id}`],
+  ])('a notice %s leaves keys kept; one %s forgets them', async (_kept, _forgot, keptPayload, forgetPayload) => {
     const { customer, articleId } = await keptKey();
     await revokeUnheard(customer.keyId);
-    await elsewhere(`select pg_notify('anchorage_changes', 'sites')`);
+    await elsewhere(`select pg_notify('anchorage_changes', '${keptPayload(articleId)}')`);
     await setTimeout(150);
     expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
-    await elsewhere(`select pg_notify('anchorage_changes', 'a later topic')`);
-    await setTimeout(150);
-    expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
-  });
-
-  it('a notice naming an article leaves keys kept; one naming it by an id this code cannot read forgets them', async () => {
-    const { customer, articleId } = await keptKey();
-    await revokeUnheard(customer.keyId);
-    await elsewhere(`select pg_notify('anchorage_changes', 'articles:${articleId}')`);
-    await setTimeout(150);
-    expect((await getArticle(h, articleId, customer.key)).status).toBe(200);
-    await elsewhere(`select pg_notify('anchorage_changes', 'articles:a${articleId}')`);
+    await elsewhere(`select pg_notify('anchorage_changes', '${forgetPayload(articleId)}')`);
     await setTimeout(150);
     expect((await getArticle(h, articleId, customer.key)).status).toBe(401);
   });
