@@ -7,6 +7,6 @@ export const cliLockWaitMs = 120_000;
 /**
  * A command's SQLite page cache (KiB): an import looks up and inserts keys all over the indexes
  * of a site of a million rows, and with the serving node's 2 MB most of them read a page back
- * from the file (`docs/performance.md`, "Importing at scale").
+ * from the file (`docs/decisions/0011-sqlite-for-one-node.md`).
  */
 export const cliPageCacheKib = 65_536;

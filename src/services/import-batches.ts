@@ -13,7 +13,7 @@ export const batchSize = 400;
  * whose counters they change (other nodes keep those counters: `counts_version` tells them).
  * Saved when a transaction ends, not with every step: PostgreSQL keeps every version of a row an
  * open transaction writes, so a counter written by each of thousands of steps took longer each
- * time (`docs/performance.md`, "Importing at scale").
+ * time (`docs/decisions/0004-day-counters.md`).
  */
 export class ImportCounts {
   private changes = new DayCountChanges();
