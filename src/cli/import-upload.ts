@@ -23,7 +23,7 @@ const db = connect(settings.databaseUrl, settings.dataDir, {
 });
 // The node's clock, so that the rows written here carry the times the node would give them.
 const clock = clockFrom(new Date(job.now));
-const steps = new ImportUploadSteps(db.kysely, clock, new ImportService(db.kysely, clock, db.dialect), (error) => logger.error({ err: error }, 'import upload failed'));
+const steps = new ImportUploadSteps(db.kysely, clock, new ImportService(db.kysely, clock, db.dialect, db.writeTurns), (error) => logger.error({ err: error }, 'import upload failed'));
 
 // The exit code tells the node how the step ended (`stepExit`); the outcome itself is in the row.
 try {

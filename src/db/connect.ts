@@ -17,6 +17,7 @@ import { Lock } from '../platform/lock.js';
 import { localRunner, sqliteDialect, type StatementRunner } from './sqlite-driver.js';
 import { statementCache } from './statement-cache.js';
 import { tracedDialect } from './traced.js';
+import { WriteTurns } from './write-turns.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -45,6 +46,8 @@ export interface Db {
    * their ids, read within 100 ms; PostgreSQL: 027's notices carry the id.
    */
   watchArticleChanges: () => () => ChangesSince<number>;
+  /** SQLite: turns at the write lock between processes (write-turns.ts), which a long import gives way to. */
+  writeTurns?: WriteTurns;
 }
 
 export interface ConnectOptions {
@@ -168,6 +171,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   const walAutocheckpoint = options.checkpointInBackground ? 0 : (database.pragma('wal_autocheckpoint', { simple: true }) as number);
   const offLoop = new OffLoopRunner({ file, walAutocheckpoint, pageCacheKib });
   const writes = new Lock();
+  const writeTurns = new WriteTurns(file);
   /**
    * Copies the log into the database file, then restarts the log in the thread, no one else
    * writing (`OffLoopRunner.checkpoint`); not once the connection is closed, which would start
@@ -185,11 +189,12 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   const checkpoints = options.checkpointInBackground ? new BackgroundCheckpoints(file, database, checkpoint, { warn: options.warn }) : undefined;
   const close = () => {
     checkpoints?.close();
+    writeTurns.close();
     void offLoop.close();
     database.close();
   };
   const sqliteKysely = (runner: StatementRunner) => {
-    const { dialect, run } = sqliteDialect(runner, writes, options.lockWaitMs);
+    const { dialect, run } = sqliteDialect(runner, writes, options.lockWaitMs, writeTurns);
     const kysely = kyselyOf(dialect, 'sqlite');
     if (!options.traced) runPrecompiledWith(kysely, run);
     return kysely;
@@ -200,6 +205,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
     offLoop: sqliteKysely(offLoop),
     watchChanges: (topic) => changeWatch(database, topic),
     watchArticleChanges: () => articleChangesWatch(database),
+    writeTurns,
   };
 }
 

@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import { Lock } from '../platform/lock.js';
 import { isBusy } from './failures.js';
+import type { WriteTurns } from './write-turns.js';
 
 /** Runs one compiled statement on a SQLite connection: this thread's, or a thread's of its own. */
 export interface StatementRunner {
@@ -89,6 +90,7 @@ class SqliteDriver implements Driver {
     private readonly runner: StatementRunner,
     private readonly writes: Lock,
     private readonly lockWaitMs: number,
+    private readonly turns: WriteTurns | undefined,
   ) {}
 
   async init(): Promise<void> {}
@@ -162,17 +164,23 @@ class SqliteDriver implements Driver {
    */
   private async whenUnlocked<T>(statement: () => Promise<T>, keep: boolean): Promise<T> {
     const deadline = performance.now() + this.lockWaitMs;
-    for (let attempt = 0; ; attempt++) {
-      await this.connection.acquire();
-      try {
-        const result = await statement();
-        if (!keep) this.connection.release();
-        return result;
-      } catch (error) {
-        this.connection.release();
-        if (!isBusy(error) || performance.now() >= deadline) throw error;
+    let stopWaiting: (() => void) | undefined;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        await this.connection.acquire();
+        try {
+          const result = await statement();
+          if (!keep) this.connection.release();
+          return result;
+        } catch (error) {
+          this.connection.release();
+          if (!isBusy(error) || performance.now() >= deadline) throw error;
+        }
+        stopWaiting ??= this.turns?.waiting();
+        await sleep(Math.min(lockRetryMaxMs, 2 ** attempt, Math.max(0, deadline - performance.now())));
       }
-      await sleep(Math.min(lockRetryMaxMs, 2 ** attempt, Math.max(0, deadline - performance.now())));
+    } finally {
+      stopWaiting?.();
     }
   }
 
@@ -209,8 +217,8 @@ export type DirectRun = <R>(query: CompiledQuery) => Promise<QueryResult<R>>;
  * A Kysely dialect for a SQLite connection reached through `runner`, writing under `writes`, and
  * `run`: the same driver's statements without Kysely's executor (see `precompiled`).
  */
-export function sqliteDialect(runner: StatementRunner, writes: Lock, lockWaitMs = defaultLockWaitMs): { dialect: Dialect; run: DirectRun } {
-  const driver = new SqliteDriver(runner, writes, lockWaitMs);
+export function sqliteDialect(runner: StatementRunner, writes: Lock, lockWaitMs = defaultLockWaitMs, turns?: WriteTurns): { dialect: Dialect; run: DirectRun } {
+  const driver = new SqliteDriver(runner, writes, lockWaitMs, turns);
   const outside = new Lease(driver);
   return {
     dialect: {

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely';
 import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
+import type { WriteTurns } from '../db/write-turns.js';
 import { DayCountChanges, rebuildCounters } from './counters.js';
 import type { ImportScratch, Kind } from './import-scratch.js';
 
@@ -63,13 +63,14 @@ export class WholeImport implements ImportSteps {
   }
 }
 
-/**
- * How long (ms) an import's transaction holds SQLite's write lock before it commits its steps so
- * far, and how long it then leaves the lock free: longer than the service's pauses between its
- * tries for the lock (`lockRetryMaxMs` in db/sqlite-driver.ts), so a waiting write takes it then.
- */
+/** How long (ms) an import's transaction holds SQLite's write lock before it commits its steps so far. */
 const batchHoldMs = 100;
-const batchPauseMs = 25;
+
+/**
+ * How long (ms) the import waits at most, before its next batch, for other processes that wait
+ * for the write lock (the serving node's writes) to have had their turn.
+ */
+const giveWayMaxMs = 500;
 
 /** Tables whose rows an undo puts back as they were, and the order it deletes created rows in. */
 const restored = ['articles', 'backlinks', 'sites'] as const;
@@ -78,7 +79,8 @@ const deletedInOrder: Kind[] = ['activity_log', 'revisions', 'articles', 'backli
 /**
  * SQLite: one writer at a time for the whole file, so an import's steps go into a transaction
  * that commits, with the steps' counter changes, once it has held the write lock `batchHoldMs`;
- * the next begins `batchPauseMs` later. The service's writes wait about one batch, never the
+ * the next begins once the processes waiting for the lock meanwhile have had it (`turns`,
+ * db/write-turns.ts). The service's writes wait about one batch, never the
  * whole import. What the steps change is noted in `journal` and undone (`undo`) when a later step
  * fails: the import still writes all or nothing, though its changes appear batch by batch while
  * it runs.
@@ -95,17 +97,20 @@ export class CommittedInBatches implements ImportSteps {
     private readonly db: Kysely<Database>,
     private readonly dialect: DialectName,
     readonly journal: ImportScratch,
+    private readonly turns: Pick<WriteTurns, 'giveWay'> | undefined,
   ) {}
 
   async run<T>(step: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     clearTimeout(this.idle);
     await this.committing;
-    this.open ??= { trx: await this.db.startTransaction().execute(), since: performance.now() };
+    if (!this.open) {
+      await this.turns?.giveWay(giveWayMaxMs);
+      this.open = { trx: await this.db.startTransaction().execute(), since: performance.now() };
+    }
     const result = await step(this.open.trx);
     const held = performance.now() - this.open.since;
     if (held >= batchHoldMs) {
       await this.commit();
-      await sleep(batchPauseMs);
     } else {
       this.idle = setTimeout(() => {
         this.committing = this.commit();

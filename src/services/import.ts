@@ -3,6 +3,7 @@ import type { Clock } from '../core/time.js';
 import { toTimestamp } from '../core/time.js';
 import type { DialectName } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
+import type { WriteTurns } from '../db/write-turns.js';
 import { batchSize, CommittedInBatches, type ImportSteps, WholeImport } from './import-batches.js';
 import { checkImportFile, type ImportSource, type SiteHeader } from './import-check.js';
 import { importArticle, importBacklink, ImportError, type ImportArticle, type ImportBacklink, type ImportProblem, siteColumns } from './import-format.js';
@@ -318,6 +319,8 @@ export class ImportService {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly dialect: DialectName,
+    /** SQLite: the batches give way to other processes waiting for the write lock. */
+    private readonly turns?: Pick<WriteTurns, 'giveWay'>,
   ) {}
 
   /** Imports an import file already in memory (tests, the demo data set). */
@@ -366,7 +369,7 @@ export class ImportService {
         if (sites.reduce((rows, site) => rows + site.articles.created + site.backlinks.created, 0) >= analyzeAfterRows) await sql`analyze articles, revisions, backlinks`.execute(this.db);
         return sites;
       }
-      const batches = new CommittedInBatches(this.db, this.dialect, scratch);
+      const batches = new CommittedInBatches(this.db, this.dialect, scratch, this.turns);
       const writer = new UpsertWriter(this.db, batches, checked.sites, now, onProgress, actor);
       try {
         await writer.writeAll(open());

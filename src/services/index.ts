@@ -67,7 +67,7 @@ export function createServices(deps: ServiceDeps) {
   const counters = new CountersService(kysely, db.dialect);
   const users = new UsersService(kysely, clock);
   const keys = new KeysService(kysely, db.dialect, clock, db.watchChanges('keys'), deps.abuse.maxActiveKeys);
-  const importer = new ImportService(kysely, clock, db.dialect);
+  const importer = new ImportService(kysely, clock, db.dialect, db.writeTurns);
   const activity = new ActivityLog(kysely, deps.onBackgroundError, new ActivitySpill(deps.activitySpillDir));
   const bodies = new BodyStore(db);
   const revisions = new RevisionsService(kysely, clock, bodies);

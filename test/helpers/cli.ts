@@ -6,7 +6,8 @@ import { isolatedPostgresUrl, testDatabaseUrl } from './harness.js';
 
 /** The built operator command and server, as outside scripts and process managers start them. */
 export const bin = join(import.meta.dirname, '../../bin/anchorage');
-export const main = join(import.meta.dirname, '../../dist/main.js');
+export const distDir = join(import.meta.dirname, '../../dist');
+export const main = join(distDir, 'main.js');
 
 /** Each run starts a Node process: seconds on a busy machine, so only a hung one is stopped. */
 export const cliTimeoutMs = 120_000;

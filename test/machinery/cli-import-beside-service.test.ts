@@ -1,17 +1,21 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliSandbox, cliSandbox, runCli } from '../helpers/cli.js';
+import { type CliSandbox, cliSandbox, distDir, runCli } from '../helpers/cli.js';
 import { freshKey, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import { longestStallDuring } from '../helpers/loop-watch.js';
 
 // While `anchorage import` wrote a large file into SQLite, the service's
 // writes waited for its lock in busy_timeout, on the event loop (stalls of 5 and 10 s), and one
-// PATCH answered 500 "database is locked". The service now waits between tries, off the loop,
-// and the import commits in short batches, leaving the lock free between them.
+// PATCH answered 500 "database is locked"; later, with the lock left free 25 ms between batches,
+// some writes still missed every gap for 2 s and answered 503. The service now waits between
+// tries, off the loop, and the import commits in short batches, giving way to a waiting write.
 
 let sandbox: CliSandbox;
 let harness: Harness;
@@ -48,7 +52,7 @@ function largeImport(owner: string): string {
 }
 
 describe(`a CLI import while the service writes (${testDatabaseUrl ? 'PostgreSQL' : 'SQLite'})`, () => {
-  it('never holds the service’s event loop nor answers 500; the service’s writes go through between the import’s batches; the import succeeds', { timeout: 300_000 }, async () => {
+  it('never holds the service’s event loop nor refuses a write; the service’s writes go through between the import’s batches; the import succeeds', { timeout: 300_000 }, async () => {
     const customer = await createCustomer(harness.services);
     const { articleIds } = await seedSite(harness.services, customer.email, { articles: [{ status: 'draft', title: 'Edited meanwhile', body: '<p>x</p>' }] });
     const articleId = articleIds[0]!;
@@ -93,11 +97,11 @@ describe(`a CLI import while the service writes (${testDatabaseUrl ? 'PostgreSQL
       [1_500, 20_000],
       [1_500, 20_000],
     ]);
-    // The writes overlapped the import and went through; a write that could not get the lock
-    // within 2 s would be a 503 with Retry-After, never a 500.
+    // The writes overlapped the import and every one went through: the import gives way before
+    // each batch to a write waiting for the lock, which would otherwise find it free only between
+    // a commit and the next begin, and answer 503 after 2 s.
     expect(statuses.length).toBeGreaterThanOrEqual(20);
-    expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-    expect(statuses.filter((status) => status === 503).length).toBeLessThanOrEqual(statuses.length / 10);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
     // busy_timeout held the loop 5 s a write (then answered 500). The bounds leave room for a
     // machine shared by many processes, where a turn of the loop waited up to 2.6 s for a core
     // (the next test shows the loop turning while a write waits, whatever the load).
@@ -105,6 +109,56 @@ describe(`a CLI import while the service writes (${testDatabaseUrl ? 'PostgreSQL
     expect(slowest.ms).toBeLessThan(4_000);
     const stored = await harness.services.db.kysely.selectFrom('articles').select('title').where('id', '=', articleId).executeTakeFirstOrThrow();
     expect(stored.title).toMatch(/^Edit \d+$/);
+  });
+
+  it.skipIf(testDatabaseUrl)('a process that writes in long runs gives way to the service’s waiting write, which would otherwise find the lock free only between its runs', { timeout: 120_000 }, async () => {
+    const customer = await createCustomer(harness.services);
+    const { articleIds } = await seedSite(harness.services, customer.email, { articles: [{ status: 'draft', title: 'Between runs', body: '<p>x</p>' }] });
+    // Runs of 150 ms back to back, as the import's batches: SQLite gives the lock to whoever asks
+    // when it comes free, and this process asks again at once, where the service's tries come late.
+    const writer = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import SQLite from 'better-sqlite3';
+         import { WriteTurns } from ${JSON.stringify(pathToFileURL(join(distDir, 'db/write-turns.js')).href)};
+         const file = process.argv[1];
+         const db = new SQLite(file);
+         db.pragma('busy_timeout = 10000');
+         const turns = new WriteTurns(file);
+         process.stdout.write('writing');
+         for (const until = Date.now() + 8_000; Date.now() < until; ) {
+           await turns.giveWay(500);
+           db.exec('begin immediate');
+           for (const end = performance.now() + 150; performance.now() < end; );
+           db.exec('commit');
+         }
+         db.close();`,
+        join(sandbox.dataDir, 'anchorage.sqlite'),
+      ],
+      { cwd: join(distDir, '..'), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const ended = once(writer, 'exit');
+    try {
+      // Started, or ended: its error (stderr) is then above.
+      await Promise.race([once(writer.stdout, 'data'), ended]);
+      expect(writer.exitCode).toBeNull();
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const patch = await harness.app.inject({
+          method: 'PATCH',
+          url: `/api/v1/articles/${articleIds[0]}`,
+          headers: { authorization: `Bearer ${customer.key}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ title: `Between runs ${i}` }),
+        });
+        statuses.push(patch.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    } finally {
+      writer.kill();
+      await ended;
+    }
   });
 
   it.skipIf(testDatabaseUrl)('a write waiting for another process’s lock leaves the loop serving, answers 503 with Retry-After after 2 s, and the CLI waits out a lock held longer than 5 s', { timeout: 180_000 }, async () => {
