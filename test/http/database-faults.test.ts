@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentConnectionMs, trustMs } from '../../src/db/change-notices.js';
 import { DatabaseUnavailable } from '../../src/db/unavailable.js';
-import { manualGrant, rawMcp } from '../mcp/oauth-client.js';
+import { manualGrant, rawMcp } from '../helpers/oauth-client.js';
 import { FreezableProxy } from '../helpers/freezable-proxy.js';
 import { type Harness, isolatedPostgresUrl, startHarness, testDatabaseUrl } from '../helpers/harness.js';
 import type { ApiResponse } from '../helpers/fixtures.js';

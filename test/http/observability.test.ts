@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toDay } from '../../src/core/time.js';
 import { buildApp } from '../../src/app.js';
 import { buildMetricsApp } from '../../src/http/metrics.js';
-import { manualGrant, rawMcp } from '../mcp/oauth-client.js';
+import { manualGrant, rawMcp } from '../helpers/oauth-client.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, dialectName, type Harness, startHarness } from '../helpers/harness.js';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.js';
 import { longestStallDuring } from '../helpers/loop-watch.js';
 import { articleRow, expectUnchanged, revisionsOf, type SeededArticle, seedArticle, snapshot } from '../helpers/write-fixtures.js';
-import { manualGrant } from '../mcp/oauth-client.js';
+import { manualGrant } from '../helpers/oauth-client.js';
 
 // Heavy work is sized by what it produces. A small PATCH whose
 // replacement multiplies the body (one character found everywhere, replaced by 3,000), over REST

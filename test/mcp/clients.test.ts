@@ -19,7 +19,7 @@ import {
   setEditCount,
   snapshot,
 } from '../helpers/write-fixtures.js';
-import { authorizeInBrowser, CookieJar, manualGrant, TestOAuthProvider } from './oauth-client.js';
+import { authorizeInBrowser, CookieJar, manualGrant, TestOAuthProvider } from '../helpers/oauth-client.js';
 import { expectTextForm } from './result-forms.js';
 
 /**

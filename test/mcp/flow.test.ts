@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tools } from '../../src/operations/index.js';
 import { apiGet, seedSites, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
-import { connectWithOAuth, modes, type TestOAuthProvider } from './oauth-client.js';
+import { connectWithOAuth, modes, type TestOAuthProvider } from '../helpers/oauth-client.js';
 import { expectTextForm } from './result-forms.js';
 
 const protectedLink = '<a href="https://partner.example/dentists" data-service-protected="backlink">family dentist</a>';

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, dialectName, useHarness } from '../helpers/harness.js';
-import { CookieJar, manualGrant } from './oauth-client.js';
+import { CookieJar, manualGrant } from '../helpers/oauth-client.js';
 
 /**
  * The MCP Inspector's command-line client (`@modelcontextprotocol/inspector-cli`, the `--cli`

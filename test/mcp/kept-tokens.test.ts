@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/core/secrets.js';
 import { sqliteTokenTriggers } from '../../src/db/migrations/025_token_notices.js';
 import { createCustomer, dialectName, type Harness, runElsewhere, startHarness, testDatabaseUrl } from '../helpers/harness.js';
-import { connectWithOAuth, manualGrant, postForm, rawMcp } from './oauth-client.js';
+import { connectWithOAuth, manualGrant, postForm, rawMcp } from '../helpers/oauth-client.js';
 
 // A node keeps the access tokens it has accepted, as it keeps API keys: a tool call's token costs
 // no query. Revocation, deletion and expiry still take effect: at once on the node that revokes,

@@ -4,7 +4,7 @@ import { loadSettings } from '../../src/config.js';
 import { servingBanner } from '../../src/main.js';
 import { seedSite, type SeededSite } from '../helpers/fixtures.js';
 import { createCustomer, freePort, type Harness, startHarness } from '../helpers/harness.js';
-import { authorizationUrl, authorizeInBrowser, connectWithOAuth, manualGrant, pkce, postForm, rawMcp, registerClient } from './oauth-client.js';
+import { authorizationUrl, authorizeInBrowser, connectWithOAuth, manualGrant, pkce, postForm, rawMcp, registerClient } from '../helpers/oauth-client.js';
 
 /**
  * MCP_PORT: the MCP endpoint on a listener of its own, reached by the official client at that

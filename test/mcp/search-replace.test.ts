@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { BACKLINK } from '../helpers/write-fixtures.js';
-import { manualGrant } from './oauth-client.js';
+import { manualGrant } from '../helpers/oauth-client.js';
 
 /**
  * An assistant's "find every article with our old number and fix it", through the official MCP

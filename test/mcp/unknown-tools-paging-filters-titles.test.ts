@@ -4,7 +4,7 @@ import { seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { seedArticle } from '../helpers/write-fixtures.js';
 import { InjectBrowser } from '../web/browser.js';
-import { CookieJar, manualGrant, rawMcp } from './oauth-client.js';
+import { CookieJar, manualGrant, rawMcp } from '../helpers/oauth-client.js';
 
 /** Through the official MCP client: unknown tools in the activity log, paging words, backlink filters, article titles. */
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, useHarness } from '../helpers/harness.js';
 import { BACKLINK, INTERNAL } from '../helpers/write-fixtures.js';
-import { manualGrant } from './oauth-client.js';
+import { manualGrant } from '../helpers/oauth-client.js';
 
 /**
  * A model-like client: it knows only what tools/list says (names, descriptions, schemas) and

@@ -20,7 +20,7 @@ import {
   registerClient,
   signIn,
   TestOAuthProvider,
-} from '../mcp/oauth-client.js';
+} from '../helpers/oauth-client.js';
 
 const harness = useHarness({ listen: true });
 let base: string;

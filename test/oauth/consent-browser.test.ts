@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runInBrowser } from '../helpers/chromium.js';
 import { createCustomer } from '../helpers/harness.js';
-import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from '../mcp/oauth-client.js';
+import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from '../helpers/oauth-client.js';
 
 /**
  * In a real browser: Chromium applies the consent page's CSP form-action to the redirect that

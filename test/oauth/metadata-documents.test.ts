@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { registrationsPerHour } from '../../src/services/limits.js';
 import { fetchClientMetadataDocument, isPublicAddress, OAuthService } from '../../src/services/oauth/index.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { authorizationUrl, pkce } from '../mcp/oauth-client.js';
+import { authorizationUrl, pkce } from '../helpers/oauth-client.js';
 
 /**
  * Client ID metadata documents: anyone may open the authorization endpoint, and an unknown https

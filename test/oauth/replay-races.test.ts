@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, type Harness, startHarness, testDatabaseUrl } from '../helpers/harness.js';
-import { authorizationUrl, authorizeInBrowser, manualGrant, pkce, postForm, rawMcp, registerClient } from '../mcp/oauth-client.js';
+import { authorizationUrl, authorizeInBrowser, manualGrant, pkce, postForm, rawMcp, registerClient } from '../helpers/oauth-client.js';
 
 /**
  * One refresh token or authorization code sent twice at the same moment: one request wins, the

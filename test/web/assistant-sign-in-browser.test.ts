@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runInBrowser } from '../helpers/chromium.js';
 import { createCustomer } from '../helpers/harness.js';
-import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from '../mcp/oauth-client.js';
+import { authorizationUrl, password, pkce, registerClient, useBrowserOAuth } from '../helpers/oauth-client.js';
 
 /** An assistant's connection in Chromium, at desktop and phone width. */
 describe.skipIf(!runInBrowser)('an assistant connecting, in Chromium', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportSpan } from '../../src/web/report-data.js';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
 import { createCustomer, type Harness, startHarness, TestClock } from '../helpers/harness.js';
-import { authorizationUrl, browse, connectWithOAuth, CookieJar, formFields, modes, pkce, registerClient, signIn } from '../mcp/oauth-client.js';
+import { authorizationUrl, browse, connectWithOAuth, CookieJar, formFields, modes, pkce, registerClient, signIn } from '../helpers/oauth-client.js';
 import { csrfOf, decodeEntities, InjectBrowser } from './browser.js';
 
 /** The part of a page between an element with `id` and the end of its section. */

@@ -13,8 +13,8 @@ import {
 import { DomUtils, parseDocument } from 'htmlparser2';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { launchChromium } from '../helpers/chromium.js';
-import { type Harness, startHarness } from '../helpers/harness.js';
+import { launchChromium } from './chromium.js';
+import { type Harness, startHarness } from './harness.js';
 
 export const password = 'correct horse battery';
 
