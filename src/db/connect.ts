@@ -14,7 +14,7 @@ import { namedStatements } from './pg-statements.js';
 import { runPrecompiledWith } from './precompiled.js';
 import type { Database } from './schema.js';
 import { Lock } from '../platform/lock.js';
-import { localRunner, sqliteDialect, type StatementRunner } from './sqlite-driver.js';
+import { defaultLockWaitMs, localRunner, sqliteDialect, type StatementRunner } from './sqlite-driver.js';
 import { statementCache } from './statement-cache.js';
 import { tracedDialect } from './traced.js';
 import { WriteTurns } from './write-turns.js';
@@ -171,7 +171,7 @@ export function connect(databaseUrl: string | undefined, dataDir: string, option
   const walAutocheckpoint = options.checkpointInBackground ? 0 : (database.pragma('wal_autocheckpoint', { simple: true }) as number);
   const offLoop = new OffLoopRunner({ file, walAutocheckpoint, pageCacheKib });
   const writes = new Lock();
-  const writeTurns = new WriteTurns(file);
+  const writeTurns = new WriteTurns(file, defaultLockWaitMs);
   /**
    * Copies the log into the database file, then restarts the log in the thread, no one else
    * writing (`OffLoopRunner.checkpoint`); not once the connection is closed, which would start

@@ -25,7 +25,11 @@ export class WriteTurns {
   private readonly marker: string;
   private readonly prefix: string;
 
-  constructor(private readonly file: string) {
+  /** `nodeWaitMs`: how long a serving node's write waits for the lock before it is refused. */
+  constructor(
+    private readonly file: string,
+    private readonly nodeWaitMs: number,
+  ) {
     this.prefix = `${basename(file)}-waiting-`;
     this.marker = join(dirname(file), `${this.prefix}${process.pid}`);
   }
@@ -42,8 +46,12 @@ export class WriteTurns {
     };
   }
 
-  /** Waits, at most `maxMs`, while another process waits for the write lock. */
-  async giveWay(maxMs: number): Promise<void> {
+  /**
+   * Waits while another process waits for the write lock, at most `maxMs`: by default as long as
+   * a serving node's write waits before it is refused, so the node's write has its turn however
+   * late its next try comes.
+   */
+  async giveWay(maxMs = this.nodeWaitMs): Promise<void> {
     const until = performance.now() + maxMs;
     while (this.othersWaiting() && performance.now() < until) await sleep(lookEveryMs);
   }

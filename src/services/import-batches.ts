@@ -66,12 +66,6 @@ export class WholeImport implements ImportSteps {
 /** How long (ms) an import's transaction holds SQLite's write lock before it commits its steps so far. */
 const batchHoldMs = 100;
 
-/**
- * How long (ms) the import waits at most, before its next batch, for other processes that wait
- * for the write lock (the serving node's writes) to have had their turn.
- */
-const giveWayMaxMs = 500;
-
 /** Tables whose rows an undo puts back as they were, and the order it deletes created rows in. */
 const restored = ['articles', 'backlinks', 'sites'] as const;
 const deletedInOrder: Kind[] = ['activity_log', 'revisions', 'articles', 'backlinks', 'sites'];
@@ -104,7 +98,7 @@ export class CommittedInBatches implements ImportSteps {
     clearTimeout(this.idle);
     await this.committing;
     if (!this.open) {
-      await this.turns?.giveWay(giveWayMaxMs);
+      await this.turns?.giveWay();
       this.open = { trx: await this.db.startTransaction().execute(), since: performance.now() };
     }
     const result = await step(this.open.trx);

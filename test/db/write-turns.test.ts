@@ -23,7 +23,7 @@ const otherWaits = (pid = 999_999_999) => {
 
 describe('turns at SQLite’s write lock between processes', () => {
   it('marks this process waiting while any of its statements waits, and unmarks it once the last stops', () => {
-    const turns = new WriteTurns(file);
+    const turns = new WriteTurns(file, 2_000);
     const first = turns.waiting();
     const second = turns.waiting();
     expect(readdirSync(dir)).toEqual([`anchorage.sqlite-waiting-${process.pid}`]);
@@ -35,7 +35,7 @@ describe('turns at SQLite’s write lock between processes', () => {
   });
 
   it('gives way while another process waits, until it has stopped', async () => {
-    const turns = new WriteTurns(file);
+    const turns = new WriteTurns(file, 2_000);
     const marker = otherWaits();
     setTimeout(() => rmSync(marker), 100);
     const started = performance.now();
@@ -48,12 +48,12 @@ describe('turns at SQLite’s write lock between processes', () => {
   it('gives way at most the time it is given, to a process that keeps waiting', async () => {
     otherWaits();
     const started = performance.now();
-    await new WriteTurns(file).giveWay(50);
+    await new WriteTurns(file, 2_000).giveWay(50);
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
   });
 
   it('does not give way to itself, to a marker left by a process that ended long ago, nor to another database’s', async () => {
-    const turns = new WriteTurns(file);
+    const turns = new WriteTurns(file, 2_000);
     turns.waiting();
     const stale = otherWaits();
     utimesSync(stale, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
@@ -66,7 +66,7 @@ describe('turns at SQLite’s write lock between processes', () => {
   });
 
   it('a directory it cannot write to only loses the process its turn', () => {
-    const turns = new WriteTurns(join(dir, 'missing', 'anchorage.sqlite'));
+    const turns = new WriteTurns(join(dir, 'missing', 'anchorage.sqlite'), 2_000);
     expect(() => turns.waiting()()).not.toThrow();
   });
 });

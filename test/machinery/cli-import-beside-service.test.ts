@@ -126,10 +126,10 @@ describe(`a CLI import while the service writes (${testDatabaseUrl ? 'PostgreSQL
          const file = process.argv[1];
          const db = new SQLite(file);
          db.pragma('busy_timeout = 10000');
-         const turns = new WriteTurns(file);
+         const turns = new WriteTurns(file, 2000);
          process.stdout.write('writing');
          for (const until = Date.now() + 8_000; Date.now() < until; ) {
-           await turns.giveWay(500);
+           await turns.giveWay();
            db.exec('begin immediate');
            for (const end = performance.now() + 150; performance.now() < end; );
            db.exec('commit');
