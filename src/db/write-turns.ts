@@ -1,12 +1,6 @@
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-/**
- * A marker older than this (ms) was left by a process that ended while it waited: a statement
- * waits at most the CLI's lock wait, and every new wait writes the marker again.
- */
-const staleMs = 10_000;
 
 /** How often (ms) a process giving way looks whether the others still wait. */
 const lookEveryMs = 2;
@@ -16,9 +10,9 @@ const lookEveryMs = 2;
  * at the moment it comes free, so a process that writes in long runs (the CLI's import, committing
  * a batch and beginning the next at once) would keep it from a serving node whose tries come
  * between the runs' ends. A process whose statement found the lock taken says so with a marker
- * file beside the database (one per process) until it has the lock or gives up; the writer of
- * long runs looks for such markers before each run and waits while there is one
- * (docs/decisions/0012-sqlite-write-turns.md).
+ * file beside the database (one per process, named with its pid) until it has the lock or gives
+ * up; the writer of long runs looks for the markers of running processes before each run and
+ * waits while there is one (docs/decisions/0012-sqlite-write-turns.md).
  */
 export class WriteTurns {
   private waiters = 0;
@@ -36,8 +30,7 @@ export class WriteTurns {
 
   /** A statement of this process found the lock taken: the returned function is called once it stops waiting. */
   waiting(): () => void {
-    this.waiters++;
-    this.mark();
+    if (this.waiters++ === 0) this.mark();
     let done = false;
     return () => {
       if (done) return;
@@ -71,15 +64,7 @@ export class WriteTurns {
     } catch {
       return false;
     }
-    return names.some((name) => name.startsWith(this.prefix) && name !== own && this.fresh(join(directory, name)));
-  }
-
-  private fresh(path: string): boolean {
-    try {
-      return Date.now() - statSync(path).mtimeMs < staleMs;
-    } catch {
-      return false;
-    }
+    return names.some((name) => name.startsWith(this.prefix) && name !== own && alive(Number(name.slice(this.prefix.length))));
   }
 
   /** A marker that cannot be written (a full disk, a read-only directory) only loses this process its turn. */
@@ -91,12 +76,26 @@ export class WriteTurns {
     }
   }
 
-  /** One that cannot be removed goes stale (`staleMs`). */
+  /** One that cannot be removed stays until the process ends (the import waits at most `nodeWaitMs` a batch meanwhile). */
   private unmark(): void {
     try {
       rmSync(this.marker, { force: true });
     } catch {
       return;
     }
+  }
+}
+
+/**
+ * Whether process `pid` runs: a marker left by a process that ended while it waited (killed) is
+ * not waited for. Signal 0 only checks; EPERM means it runs as another user.
+ */
+function alive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

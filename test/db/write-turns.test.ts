@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,8 +14,11 @@ beforeEach(() => {
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Another process's marker, as its `waiting()` leaves it. */
-const otherWaits = (pid = 999_999_999) => {
+/** A process that does not run (above Linux's largest pid). */
+const ended = 999_999_999;
+
+/** Another process's marker, as its `waiting()` leaves it: by default this one's parent, which runs. */
+const otherWaits = (pid = process.ppid) => {
   const marker = join(dir, `anchorage.sqlite-waiting-${pid}`);
   writeFileSync(marker, '');
   return marker;
@@ -52,17 +55,16 @@ describe('turns at SQLite’s write lock between processes', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
   });
 
-  it('does not give way to itself, to a marker left by a process that ended long ago, nor to another database’s', async () => {
+  it('does not give way to itself, to a marker left by a process that ended, nor to another database’s', async () => {
     const turns = new WriteTurns(file, 2_000);
     turns.waiting();
-    const stale = otherWaits();
-    utimesSync(stale, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    writeFileSync(join(dir, 'other.sqlite-waiting-999999999'), '');
+    otherWaits(ended);
+    writeFileSync(join(dir, `other.sqlite-waiting-${process.ppid}`), '');
     const started = performance.now();
     await turns.giveWay(2_000);
     expect(performance.now() - started).toBeLessThan(1_000);
     turns.close();
-    expect(readdirSync(dir).sort()).toEqual(['anchorage.sqlite-waiting-999999999', 'other.sqlite-waiting-999999999']);
+    expect(readdirSync(dir).sort()).toEqual([`anchorage.sqlite-waiting-${ended}`, `other.sqlite-waiting-${process.ppid}`]);
   });
 
   it('a directory it cannot write to only loses the process its turn', () => {
