@@ -28,24 +28,21 @@ export class WriteTurns {
     this.marker = join(dirname(file), `${this.prefix}${process.pid}`);
   }
 
-  /** A statement of this process found the lock taken: the returned function is called once it stops waiting. */
+  /** A statement of this process found the lock taken: the returned function is called once, when it stops waiting. */
   waiting(): () => void {
     if (this.waiters++ === 0) this.mark();
-    let done = false;
     return () => {
-      if (done) return;
-      done = true;
       if (--this.waiters === 0) this.unmark();
     };
   }
 
   /**
-   * Waits while another process waits for the write lock, at most `maxMs`: by default as long as
-   * a serving node's write waits before it is refused, so the node's write has its turn however
-   * late its next try comes.
+   * Waits while another process waits for the write lock, at most as long as a serving node's
+   * write waits before it is refused (`nodeWaitMs`), so the node's write has its turn however late
+   * its next try comes.
    */
-  async giveWay(maxMs = this.nodeWaitMs): Promise<void> {
-    const until = performance.now() + maxMs;
+  async giveWay(): Promise<void> {
+    const until = performance.now() + this.nodeWaitMs;
     while (this.othersWaiting() && performance.now() < until) await sleep(lookEveryMs);
   }
 
