@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
 import type { Settings } from './config.js';
 import { type Clock, systemClock } from './core/time.js';
 import { connect } from './db/connect.js';
 import { migrate } from './db/migrate.js';
+import { sizeHeap } from './platform/heap.js';
 import { LoopTurns, loopTurnBudgetMs } from './platform/loop-turns.js';
 import { threadModule } from './platform/threads.js';
 import { createServices, type Services } from './services/index.js';
@@ -38,14 +38,6 @@ function firstOutcome(redis: Redis): Promise<void> {
   });
 }
 
-/**
- * HEAP_GROWING_PERCENT (0, V8's own growth, by default): an operator's cap on how far each heap
- * grows past what its last collection kept, for a node short of memory; docs/operations.md.
- */
-function limitHeapGrowth(percent: number): void {
-  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
-}
-
 /** The name of a node's Redis connection (CLIENT SETNAME): `anchorage`, and the key prefix if any. */
 export const redisConnectionName = (keyPrefix: string): string => (keyPrefix ? `anchorage-${keyPrefix}` : 'anchorage');
 
@@ -70,7 +62,7 @@ export async function openRuntime(
   settings: Settings,
   options: { clock?: Clock; logger?: pino.Logger; scheduleHousekeeping?: boolean; lockWaitMs?: number; pageCacheKib?: number } = {},
 ): Promise<Runtime> {
-  limitHeapGrowth(settings.heapGrowingPercent);
+  sizeHeap(settings.heapGrowingPercent);
   const logger = options.logger ?? pino({ level: settings.logLevel });
   const db = connect(settings.databaseUrl, settings.dataDir, {
     traced: settings.tracing,
