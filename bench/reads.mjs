@@ -305,15 +305,16 @@ for (let w = 0; w < 10; w++) {
   windowReaders.push({ id, token: await grantOf(user.user_id) });
 }
 
-// MCP connections of the reader, for the tool rows: 60 calls a minute each, so 3,000 of them carry
-// 3,000 calls a second.
+// MCP connections of the reader, for the tool rows: 60 calls a minute each, so 9,000 of them carry
+// 9,000 calls a second, as many as the read keys (3,000 ran out on a machine that served 10,000
+// calls a second).
 const readGrants = [];
 // The update_article row's writers: accounts of their own, each with a ~100 KB article carrying the
 // PATCH rows' 50 markers, 10 API keys and 10 write connections (36,000 requests a minute a side).
 // An account has at most two large edits in progress: 60 of them spread 50 connections.
 const toolWriters = [];
 if (only.includes('mcp')) {
-  for (let g = 0; g < 3_000; g++) readGrants.push(await grantOf(reader.user_id));
+  for (let g = 0; g < readKeyCount; g++) readGrants.push(await grantOf(reader.user_id));
   for (let w = 0; w < 60; w++) {
     const user = await services.users.create({ email: `toolwriter${w}@bench.example`, password: 'bench-password' });
     const siteId = await site(user.account_id, `toolwriter${w}`);
