@@ -34,6 +34,7 @@ import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { dist, freshDatabase, start } from './service.mjs';
@@ -556,6 +557,9 @@ if (only.includes('floor')) {
 // update_article against the same PATCH.
 if (only.includes('floor')) await notePeak('floor');
 if (only.includes('mcp')) {
+  // The REST twins read with the read keys, which the rows before may have used up to their 60 a
+  // minute (81,638 429s in a full run): their windows end first.
+  if (only.includes('scale') || only.includes('floor')) await sleep(60_000);
   let grantTurn = 0;
   let articleTurn = 0;
   const toolRequest = (token, name, args) => ({
