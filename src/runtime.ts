@@ -5,6 +5,7 @@ import type { Settings } from './config.js';
 import { type Clock, systemClock } from './core/time.js';
 import { connect } from './db/connect.js';
 import { migrate } from './db/migrate.js';
+import { SearchIndexCatchUp } from './db/search-index.js';
 import { sizeHeap } from './platform/heap.js';
 import { LoopTurns, loopTurnBudgetMs } from './platform/loop-turns.js';
 import { threadModule } from './platform/threads.js';
@@ -19,6 +20,8 @@ export interface Runtime {
   settings: Settings;
   services: Services;
   logger: pino.Logger;
+  /** SQLite: the search index catching up with written articles in the off-loop thread. */
+  searchIndex?: SearchIndexCatchUp;
   close(): Promise<void>;
 }
 
@@ -74,6 +77,7 @@ export async function openRuntime(
     warn: (message, error) => logger.warn({ err: error }, message),
   });
   await migrate(db);
+  const searchIndex = db.offLoop && new SearchIndexCatchUp(db.offLoop, (message, error) => logger.warn({ err: error }, message));
   // The client is loaded only when configured: a process without Redis need not carry it.
   const redis = settings.redisUrl
     ? new (await import('ioredis')).Redis(settings.redisUrl, {
@@ -134,6 +138,7 @@ export async function openRuntime(
     settings,
     services,
     logger,
+    searchIndex,
     async close() {
       await services.housekeeping.stop();
       await reportMail?.stop();
@@ -142,6 +147,7 @@ export async function openRuntime(
       await services.activity.flush();
       await services.htmlPool.close();
       await services.keys.flushUses();
+      await searchIndex?.close();
       closing = true;
       redis?.disconnect();
       await db.kysely.destroy();

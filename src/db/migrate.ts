@@ -30,12 +30,13 @@ import { importUploads } from './migrations/024_import_uploads.js';
 import { tokenNotices } from './migrations/025_token_notices.js';
 import { importUploadFiles } from './migrations/026_import_upload_files.js';
 import { articleChangeIds } from './migrations/027_article_change_ids.js';
+import { searchIndexInBackground } from './migrations/028_search_index_in_background.js';
 
 /**
  * Every migration; Kysely's Migrator runs them in the lexical order of their names (each file is
  * named as its migration), pending ones together in one transaction, on SQLite and PostgreSQL alike.
  */
-export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail, bodySanitizer, changeNotices, lz4Bodies, undatedBlocks, countsVersion, changeCounts, articleNotices, siteOwner, articleSearch, importKeys, passwordLinks, leanArticleSearch, importUploads, tokenNotices, importUploadFiles, articleChangeIds];
+export const migrations: readonly AnchorageMigration[] = [foundation, sessions, writes, oauth, counters, articleDerived, sessionFlash, activityTime, reportShares, reportMail, bodySanitizer, changeNotices, lz4Bodies, undatedBlocks, countsVersion, changeCounts, articleNotices, siteOwner, articleSearch, importKeys, passwordLinks, leanArticleSearch, importUploads, tokenNotices, importUploadFiles, articleChangeIds, searchIndexInBackground];
 
 /** Kysely's bookkeeping table: one row per applied migration. */
 const migrationTable = 'kysely_migration';

@@ -166,14 +166,23 @@ export class SearchService {
       return found.rows.map((row) => ({ ...row, bytes: Number(row.bytes) }));
     }
     // The index holds no positions: an article holding each of the query's trigrams (in one of
-    // its case variants, unless the case must match) is a candidate.
+    // its case variants, unless the case must match) is a candidate. So is an article written
+    // since the index last caught up (db/search-index.ts) whose text holds one variant of the
+    // trigram with the fewest, which SQLite checks without handing the text over.
     const trigrams = trigramVariants(query, matchCase);
     const match = trigrams.map((variants) => `(${variants.map(phrase).join(' OR ')})`).join(' AND ');
+    const fewest = trigrams.reduce((a, b) => (b.length < a.length ? b : a));
+    const holdsOne = sql.join(
+      fewest.map((variant) => sql`instr(a.body, ${variant}) > 0 or instr(coalesce(a.title, ''), ${variant}) > 0`),
+      sql` or `,
+    );
+    const candidate = sql`a.id, a.published_at, coalesce(octet_length(a.title), 0) + octet_length(a.body) as bytes`;
     // CROSS JOIN keeps the index the outer loop: SQLite otherwise may walk the site's articles
     // and evaluate the whole MATCH again for each of them.
-    const lookup = sql<Candidate>`select a.id, a.published_at, coalesce(octet_length(a.title), 0) + octet_length(a.body) as bytes
-      from article_search s cross join articles a on a.id = s.rowid
-      where article_search match ${match} and a.site_id = ${siteId}`.compile(this.db);
+    const lookup = sql<Candidate>`select ${candidate} from article_search s cross join articles a on a.id = s.rowid
+      where article_search match ${match} and a.site_id = ${siteId}
+      union select ${candidate} from article_search_pending p cross join articles a on a.id = p.article_id
+      where a.site_id = ${siteId} and (${holdsOne})`.compile(this.db);
     return (await this.bodies.readMany(lookup)).rows;
   }
 
