@@ -33,7 +33,9 @@ describe.skipIf(dialectName === 'postgres')('the SQLite search index', () => {
   beforeAll(async () => {
     const customer = await createCustomer(h.services);
     key = customer.key;
-    ({ siteId, articleIds: [articleId] = [] } = await seedSite(h.services, customer.email, { articles: [{ status: 'draft', title: 'Zebra', body: '<p>oldword</p>' }] }));
+    const seeded = await seedSite(h.services, customer.email, { articles: [{ status: 'draft', title: 'Zebra', body: '<p>oldword</p>' }] });
+    siteId = seeded.siteId;
+    articleId = seeded.articleIds[0]!;
     await caughtUp();
   });
 
