@@ -4,13 +4,13 @@ import type { Database } from './schema.js';
 /**
  * SQLite's search index (the FTS5 table of migration 023) catches up with the articles in the
  * off-loop connection's thread, after the writes: migration 028's triggers only note a written
- * article in `article_search_pending`, and a search takes every noted article of its site as a
- * candidate (`services/search.ts`), so it is exact before the index has the new text
+ * article in `article_search_pending`, and a search also checks the noted articles of its site
+ * (`services/search.ts`), so it is exact before the index has the new text
  * (docs/decisions/0014-search-index-in-the-background.md). Notes of any connection are caught up:
  * this process's, the CLI's, an operator's SQL.
  *
  * It looks every `lookEveryMs` and then indexes the noted articles in transactions of at most
- * `batchChars` of text (or one larger article), by statements that read the text inside SQLite,
+ * `batchBytes` of text (or one larger article), by statements that read the text inside SQLite,
  * so no body crosses into JavaScript. A look that fails is tried again at the next; the first
  * failure of a run of them is reported.
  */
@@ -60,14 +60,14 @@ export class SearchIndexCatchUp {
 
   private async indexBatch(): Promise<void> {
     await this.offLoop.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ id: number; chars: number }>`select p.article_id as id, coalesce(octet_length(a.title), 0) + coalesce(octet_length(a.body), 0) as chars
+      const { rows } = await sql<{ id: number; bytes: number }>`select p.article_id as id, coalesce(octet_length(a.title), 0) + coalesce(octet_length(a.body), 0) as bytes
         from article_search_pending p left join articles a on a.id = p.article_id order by p.article_id limit ${batchMax}`.execute(trx);
       const ids: number[] = [];
-      let chars = 0;
+      let bytes = 0;
       for (const row of rows) {
-        if (ids.length > 0 && chars + row.chars > batchChars) break;
+        if (ids.length > 0 && bytes + row.bytes > batchBytes) break;
         ids.push(row.id);
-        chars += row.chars;
+        bytes += row.bytes;
       }
       if (ids.length === 0) return;
       const noted = sql.join(ids);
@@ -80,5 +80,6 @@ export class SearchIndexCatchUp {
 
 const defaultLookEveryMs = 250;
 /** Text (bytes) indexed in one transaction: a batch holds the write lock for tens of milliseconds. */
-const batchChars = 1_000_000;
+const batchBytes = 1_000_000;
+/** Articles indexed in one transaction at most. */
 const batchMax = 100;

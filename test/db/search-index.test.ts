@@ -90,4 +90,22 @@ describe.skipIf(dialectName === 'postgres')('the SQLite search index', () => {
       await catchUp.close();
     }
   });
+
+  it('catches up with more noted articles than one batch holds, in batches of at most 1 MB', async () => {
+    const word = 'batchword';
+    const { articleIds } = await seedSite(h.services, (await createCustomer(h.services)).email, {
+      articles: [
+        ...Array.from({ length: 150 }, (_, i) => ({ status: 'draft' as const, title: `Small ${i}`, body: `<p>${word} ${i}</p>` })),
+        ...Array.from({ length: 3 }, (_, i) => ({ status: 'draft' as const, title: `Large ${i}`, body: `<p>${word} ${'x'.repeat(600_000)}</p>` })),
+      ],
+    });
+    const catchUp = new SearchIndexCatchUp(h.services.db.offLoop!, () => {}, 60_000);
+    try {
+      await catchUp.catchUp();
+    } finally {
+      await catchUp.close();
+    }
+    expect(await pending()).toEqual([]);
+    expect((await indexed(word)).sort((a, b) => a - b)).toEqual(articleIds);
+  });
 });

@@ -4,8 +4,8 @@ import type { AnchorageMigration } from './columns.js';
 /**
  * SQLite: a written article's text goes into the search index (023) after the write, in the
  * off-loop connection's thread (`db/search-index.ts`), no longer in the write's own statements. The
- * triggers note the article in `article_search_pending`; a search takes every noted article of
- * the site as a candidate, so it stays exact until the index has it. A deleted article leaves the
+ * triggers note the article in `article_search_pending`; a search also checks the site's noted
+ * articles, so it stays exact until the index has them. A deleted article leaves the
  * index at once (a contentless delete by rowid costs no tokenizing). PostgreSQL's index is unchanged.
  */
 const sqliteStatements = [
