@@ -75,7 +75,7 @@ const settingsSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OVERLOAD_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
   OVERLOAD_HEAP_USED_BYTES: z.coerce.number().int().min(0).default(Math.floor(getHeapStatistics().heap_size_limit * 0.9)),
-  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(0),
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   ACTIVITY_RETENTION_DAYS: z.coerce.number().int().min(1).default(400),

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../src/config.js';
 
 describe('HEAP_GROWING_PERCENT', () => {
-  it('lets heaps grow 25 % past what a collection kept unless set; 0 leaves it to V8', () => {
-    expect(loadSettings({}).heapGrowingPercent).toBe(0);
+  it('lets heaps grow 50 % past what a collection kept unless set; 0 leaves it to V8', () => {
+    expect(loadSettings({}).heapGrowingPercent).toBe(50);
     expect(loadSettings({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(loadSettings({ HEAP_GROWING_PERCENT: '20' }).heapGrowingPercent).toBe(20);
   });

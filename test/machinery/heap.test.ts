@@ -4,49 +4,74 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../helpers/cli.js';
 
 const built = (module: string) => JSON.stringify(pathToFileURL(join(distDir, module)).href);
 
 /**
- * The young generation's size (MB) in a fresh Node process after it allocated objects that
- * survive a few collections each (as a loaded server's requests do), with the service's runtime
- * opened on a SQLite database in `dataDir` first, or without.
+ * Runs `work` (a function body that returns what to print) in a fresh Node process, with the
+ * service's runtime opened first on a SQLite database with the settings `env` (DATA_DIR among
+ * them), or without it. `space(name)` gives the size (MB) of one of the main thread's heap spaces.
  */
-async function youngGeneration(dataDir: string | undefined): Promise<{ before: number; after: number }> {
+async function inProcess<T>(env: Record<string, string> | undefined, work: string): Promise<T> {
   const script = `
     import { getHeapSpaceStatistics } from 'node:v8';
-    const young = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 2 ** 20;
-    const dataDir = ${JSON.stringify(dataDir ?? null)};
+    const space = (name) => getHeapSpaceStatistics().find((s) => s.space_name === name).space_size / 2 ** 20;
+    const env = ${JSON.stringify(env ?? null)};
     let runtime;
-    if (dataDir) {
+    if (env) {
       const { loadSettings } = await import(${built('config.js')});
       const { openRuntime } = await import(${built('runtime.js')});
-      runtime = await openRuntime(loadSettings({ DATA_DIR: dataDir, DEMO_DATA: 'off', LOG_LEVEL: 'silent' }), { scheduleHousekeeping: false });
+      runtime = await openRuntime(loadSettings({ ...env, DEMO_DATA: 'off', LOG_LEVEL: 'silent' }), { scheduleHousekeeping: false });
     }
-    const before = young();
-    let kept = [];
-    for (let i = 0; i < 3e6; i++) {
-      kept.push({ i, list: [i] });
-      if (kept.length > 3e5) kept = kept.slice(1e5);
-    }
-    const after = young();
+    const result = await (async () => { ${work} })();
     await runtime?.close();
-    console.log(JSON.stringify({ before, after }));`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
-  return JSON.parse(stdout) as { before: number; after: number };
+    console.log(JSON.stringify(result));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { maxBuffer: 2 ** 20 });
+  return JSON.parse(stdout) as T;
 }
 
+/** Objects that survive a few collections each, as a loaded server's requests make them. */
+const churn = (count: number) => `
+  let kept = [];
+  for (let i = 0; i < ${count}; i++) {
+    kept.push({ i, list: [i] });
+    if (kept.length > 2e5) kept = kept.slice(1e5);
+    if ((i & 0xffff) === 0) sample();
+  }`;
+
 describe('the heap of a node', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'anchorage-heap-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
   it('keeps its young generation at the size it has once the runtime is open, where V8 alone grows it', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'anchorage-heap-'));
-    try {
-      const [sized, unsized] = await Promise.all([youngGeneration(dataDir), youngGeneration(undefined)]);
-      expect(unsized.after).toBeGreaterThanOrEqual(4 * unsized.before);
-      expect(sized.after).toBe(sized.before);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const young = `
+      const before = space('new_space');
+      const sample = () => {};
+      ${churn(3e6)}
+      return { before, after: space('new_space') };`;
+    type Young = { before: number; after: number };
+    const [sized, unsized] = await Promise.all([inProcess<Young>({ DATA_DIR: dataDir }, young), inProcess<Young>(undefined, young)]);
+    expect(unsized.after).toBeGreaterThanOrEqual(4 * unsized.before);
+    expect(sized.after).toBe(sized.before);
+  });
+
+  it('collects its old generation once it grows HEAP_GROWING_PERCENT past what is live; 0 leaves it to V8, which lets it grow further', async () => {
+    // A live set of a few hundred thousand objects in the old generation, then garbage that lives long enough to be promoted.
+    const old = `
+      const live = [];
+      for (let i = 0; i < 4e5; i++) live.push({ i, text: 'x'.repeat(20) + i, list: [i, i + 1] });
+      let peak = 0;
+      const sample = () => { peak = Math.max(peak, space('old_space')); };
+      ${churn(1e7)}
+      return { peak, live: live.length };`;
+    type Old = { peak: number };
+    const tight = await inProcess<Old>({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '10' }, old);
+    const v8s = await inProcess<Old>({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '0' }, old);
+    expect(tight.peak).toBeLessThan(0.85 * v8s.peak);
   });
 });
