@@ -326,10 +326,12 @@ if (only.includes('mcp')) {
   }
 }
 
-// The rows went in directly: build the counters from them, then gather statistics as a live
+// The rows went in directly: build the counters from them, index the articles for search (on
+// SQLite the server would otherwise index all 101,000 in the background during the first rows:
+// docs/decisions/0014-search-index-in-the-background.md), then gather statistics as a live
 // database has them (PRAGMA optimize / autovacuum would).
-// (Helper A's rebuild: src/services/counters.ts `recount`.)
 await services.counters.recount();
+await runtime.searchIndex?.catchUp();
 if (databaseUrl) {
   await sql`vacuum analyze`.execute(db);
 } else {
