@@ -91,7 +91,7 @@ describe.skipIf(dialectName === 'postgres')('the SQLite search index', () => {
     }
   });
 
-  it('catches up with more noted articles than one batch holds, in batches of at most 1 MB', async () => {
+  it('catches up, in one call, with more noted articles than one batch holds (100 articles or 1 MB of text)', async () => {
     const word = 'batchword';
     const { articleIds } = await seedSite(h.services, (await createCustomer(h.services)).email, {
       articles: [

@@ -68,6 +68,7 @@ describe('the heap of a node', () => {
       let peak = 0;
       const sample = () => { peak = Math.max(peak, space('old_space')); };
       ${churn(1e7)}
+      // Returning its length keeps the live set reachable through the churn.
       return { peak, live: live.length };`;
     type Old = { peak: number };
     const tight = await inProcess<Old>({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '10' }, old);
