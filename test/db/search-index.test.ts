@@ -90,22 +90,57 @@ describe.skipIf(dialectName === 'postgres')('the SQLite search index', () => {
       await catchUp.close();
     }
   });
+});
 
-  it('catches up, in one call, with more noted articles than one batch holds (100 articles or 1 MB of text)', async () => {
+describe.skipIf(dialectName === 'postgres')('the SQLite search index of a node whose own looks are stopped', () => {
+  const node = useHarness();
+  beforeAll(async () => {
+    await node.runtime.searchIndex!.close();
+  });
+  const noted = async () => (await sql<{ n: number }>`select count(*) as n from article_search_pending`.execute(node.services.db.kysely)).rows[0]!.n;
+
+  it('catches up in one call, in transactions of at most 100 articles or 1 MB of text (or one larger article)', async () => {
     const word = 'batchword';
-    const { articleIds } = await seedSite(h.services, (await createCustomer(h.services)).email, {
+    const { articleIds } = await seedSite(node.services, (await createCustomer(node.services)).email, {
       articles: [
         ...Array.from({ length: 150 }, (_, i) => ({ status: 'draft' as const, title: `Small ${i}`, body: `<p>${word} ${i}</p>` })),
-        ...Array.from({ length: 3 }, (_, i) => ({ status: 'draft' as const, title: `Large ${i}`, body: `<p>${word} ${'x'.repeat(600_000)}</p>` })),
+        ...[600_000, 600_000, 1_100_000].map((size, i) => ({ status: 'draft' as const, title: `Large ${i}`, body: `<p>${word} ${'x'.repeat(size)}</p>` })),
       ],
     });
-    const catchUp = new SearchIndexCatchUp(h.services.db.offLoop!, () => {}, 60_000);
+    expect(await noted()).toBe(153);
+    const offLoop = node.services.db.offLoop!.withoutPlugins();
+    const transactions = vi.spyOn(offLoop, 'transaction');
+    const catchUp = new SearchIndexCatchUp(offLoop, () => {}, 60_000);
     try {
       await catchUp.catchUp();
     } finally {
       await catchUp.close();
     }
-    expect(await pending()).toEqual([]);
-    expect((await indexed(word)).sort((a, b) => a - b)).toEqual(articleIds);
+    // 100 small; the other 50 and a 600 KB one; the second 600 KB one; the 1.1 MB one alone.
+    expect(transactions).toHaveBeenCalledTimes(4);
+    expect(await noted()).toBe(0);
+    const ids = (await sql<{ rowid: number }>`select rowid from article_search where article_search match ${`"${word.slice(0, 3)}" AND "${word.slice(-3)}"`}`.execute(node.services.db.kysely)).rows.map((row) => row.rowid);
+    expect(ids.sort((a, b) => a - b)).toEqual(articleIds);
+  });
+
+  it('hands a search no text of a noted article that cannot hold the query', async () => {
+    const customer = await createCustomer(node.services);
+    const { siteId: site, articleIds } = await seedSite(node.services, customer.email, {
+      articles: [
+        { status: 'draft', title: 'Holds it', body: '<p>pinword</p>' },
+        { status: 'draft', title: 'Large', body: `<p>${'y'.repeat(2_000_000)}</p>` },
+      ],
+    });
+    expect(await noted()).toBe(2);
+    const handed = vi.spyOn(node.services.htmlPool, 'searchTexts');
+    try {
+      const res = await apiGet(node.app, `/api/v1/sites/${site}/search?q=pinword`, customer.key);
+      expect(res.body.data.map((hit: { article_id: number }) => hit.article_id)).toEqual([articleIds[0]]);
+      // SQLite checked the large article's text for the query's rarest trigram; none of it reached JavaScript.
+      const chars = handed.mock.calls.flatMap(([, task]) => task.texts).reduce((sum, { title, body }) => sum + (title?.length ?? 0) + body.length, 0);
+      expect(chars).toBeLessThan(100);
+    } finally {
+      handed.mockRestore();
+    }
   });
 });
