@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { SearchIndexCatchUp } from '../../src/db/search-index.js';
 import { apiGet, seedSite } from '../helpers/fixtures.js';
-import { createCustomer, dialectName, runElsewhere, useHarness } from '../helpers/harness.js';
+import { createCustomer, dialectName, type Harness, runElsewhere, useHarness } from '../helpers/harness.js';
 
 // SQLite's search index catches up with written articles in the off-loop thread, after the write
 // (src/db/search-index.ts): a search is exact meanwhile, and every writer's articles get indexed.
@@ -16,10 +16,12 @@ let key: string;
 let siteId: number;
 let articleId: number;
 
-const pending = async () => (await sql<{ article_id: number }>`select article_id from article_search_pending`.execute(h.services.db.kysely)).rows.map((row) => row.article_id);
+/** The articles noted for indexing (on `node`, this file's harness by default). */
+const pending = async (node: Harness = h) =>
+  (await sql<{ article_id: number }>`select article_id from article_search_pending`.execute(node.services.db.kysely)).rows.map((row) => row.article_id);
 /** The articles the index itself holds `text` for (each of its trigrams), without the notes. */
-const indexed = async (text: string) =>
-  (await sql<{ rowid: number }>`select rowid from article_search where article_search match ${[...Array(text.length - 2).keys()].map((i) => `"${text.slice(i, i + 3)}"`).join(' AND ')}`.execute(h.services.db.kysely)).rows.map((row) => row.rowid);
+const indexed = async (text: string, node: Harness = h) =>
+  (await sql<{ rowid: number }>`select rowid from article_search where article_search match ${[...Array(text.length - 2).keys()].map((i) => `"${text.slice(i, i + 3)}"`).join(' AND ')}`.execute(node.services.db.kysely)).rows.map((row) => row.rowid);
 const found = async (q: string) => (await apiGet(h.app, `/api/v1/sites/${siteId}/search?q=${q}`, key)).body.data.map((hit: { article_id: number }) => hit.article_id);
 /** Waits for the node's own looks (every 250 ms) to index every noted article. */
 const caughtUp = async () => {
@@ -97,7 +99,7 @@ describe.skipIf(dialectName === 'postgres')('the SQLite search index of a node w
   beforeAll(async () => {
     await node.runtime.searchIndex!.close();
   });
-  const noted = async () => (await sql<{ n: number }>`select count(*) as n from article_search_pending`.execute(node.services.db.kysely)).rows[0]!.n;
+  const noted = async () => (await pending(node)).length;
 
   it('catches up in one call, in transactions of at most 100 articles or 1 MB of text (or one larger article)', async () => {
     const word = 'batchword';
@@ -119,8 +121,7 @@ describe.skipIf(dialectName === 'postgres')('the SQLite search index of a node w
     // 100 small; the other 50 and a 600 KB one; the second 600 KB one; the 1.1 MB one alone.
     expect(transactions).toHaveBeenCalledTimes(4);
     expect(await noted()).toBe(0);
-    const ids = (await sql<{ rowid: number }>`select rowid from article_search where article_search match ${`"${word.slice(0, 3)}" AND "${word.slice(-3)}"`}`.execute(node.services.db.kysely)).rows.map((row) => row.rowid);
-    expect(ids.sort((a, b) => a - b)).toEqual(articleIds);
+    expect((await indexed(word, node)).sort((a, b) => a - b)).toEqual(articleIds);
   });
 
   it('hands a search no text of a noted article that cannot hold the query', async () => {
