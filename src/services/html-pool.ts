@@ -20,7 +20,7 @@ import { type ArticleMatches, articleMatches, matchCounts } from '../core/text-s
 import { Lock } from '../platform/lock.js';
 import { buffersOf, type SharedText, type Utf8Text, utf8InParts } from '../core/text-parts.js';
 import { helperThreadNice, threadExecArgv, threadModule } from '../platform/threads.js';
-import { codePointsAtMost, encodedTask, isStringChange, ownBuffer, type PoolChange, type PreparedTask, runTask, sentChars } from './html-tasks.js';
+import { codePointsAtMost, encodedTask, isStringChange, ownBuffer, type PoolChange, type PreparedTask, runTask, sentChars, type TaskOptions, type WorkerTasks } from './html-tasks.js';
 import type { BodyOutcome, BodyTask, HtmlOutcome, PoolWorkerData, SearchTask } from './html-worker.js';
 import type { MonthlyReport } from './report-pdf.js';
 
@@ -66,6 +66,10 @@ export type PooledOutcome =
 /** Milliseconds a comparison of small bodies may take on the event loop before it goes to a thread. */
 const inlineDiffMs = 10;
 
+/** The answer of a task the pool will not run: the node is stopping (`close`). */
+const stopping = (): AppError =>
+  new AppError('service_unavailable', 'This node is stopping; nothing was saved. Retry, possibly on another node.', {}, 1);
+
 /** A 429 to retry in a second; `limit` only where the client's own share was used up. */
 const busy = (message: string, limit?: number): AppError =>
   new AppError('rate_limited', message, limit === undefined ? {} : { limit }, 1);
@@ -78,6 +82,8 @@ export class HtmlPool {
   private heldTurn: LargeTurn | undefined;
   private readonly inFlight = new Map<number, number>();
   private queuedChars = 0;
+  /** Set by `close`: the node is stopping. */
+  private closed = false;
 
   constructor(private readonly settings: HtmlPoolSettings) {}
 
@@ -143,11 +149,11 @@ export class HtmlPool {
     this.queuedChars += size;
     try {
       const { timeoutMs } = this.settings;
-      if (size < largeTaskChars) return (await runTask(this.started(), 'diffRevisions', { before, after, timeoutMs })) ?? undefined;
+      if (size < largeTaskChars) return (await this.onThread('diffRevisions', { before, after, timeoutMs })) ?? undefined;
       return await this.inLargeTurn(async () => {
         const encoded = { before: await utf8InParts(before), after: await utf8InParts(after) };
         const transferList = [...buffersOf(encoded.before), ...buffersOf(encoded.after)];
-        return (await runTask(this.started(), 'diffRevisions', { ...encoded, timeoutMs }, { transferList })) ?? undefined;
+        return (await this.onThread('diffRevisions', { ...encoded, timeoutMs }, { transferList })) ?? undefined;
       });
     } catch (error) {
       // A comparison past the heap bound is as good as one past the time limit: not shown.
@@ -175,9 +181,9 @@ export class HtmlPool {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} reads of large articles or large edits in progress; retry when one has finished.`);
     this.queuedChars += size;
     try {
-      if (typeof body === 'string' && size < largeTaskChars) return await runTask(this.started(), 'windowBody', { body, request });
+      if (typeof body === 'string' && size < largeTaskChars) return await this.onThread('windowBody', { body, request });
       const encoded = typeof body === 'string' ? await utf8InParts(body) : body instanceof Uint8Array ? { utf8: [ownBuffer(body)] } : body;
-      return await runTask(this.started(), 'windowBody', { body: encoded, request }, { transferList: buffersOf(encoded) });
+      return await this.onThread('windowBody', { body: encoded, request }, { transferList: buffersOf(encoded) });
     } finally {
       this.queuedChars -= size;
       release();
@@ -201,7 +207,7 @@ export class HtmlPool {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} searches of large articles or large edits in progress; retry when one has finished.`);
     this.queuedChars += size;
     try {
-      return await (listed ? runTask(this.started(), 'listMatches', task) : runTask(this.started(), 'countMatches', task));
+      return await (listed ? this.onThread('listMatches', task) : this.onThread('countMatches', task));
     } finally {
       this.queuedChars -= size;
       release();
@@ -217,7 +223,7 @@ export class HtmlPool {
   async renderReportPdf(accountId: number, report: MonthlyReport): Promise<Buffer> {
     const release = this.admit(accountId, `This account already has ${this.settings.perAccount} reports or large edits in progress; retry when one has finished.`);
     try {
-      const pdf = await runTask(this.started(), 'renderPdf', { report });
+      const pdf = await this.onThread('renderPdf', { report });
       return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
     } finally {
       release();
@@ -265,7 +271,7 @@ export class HtmlPool {
       // A part that is a buffer of its own (a chunk read from the socket) goes to the thread as it
       // is (transferred); a view into a larger buffer is copied.
       const transferList = [...new Set(parts.filter((part) => part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).map((part) => part.buffer as ArrayBuffer))];
-      const parse = () => runTask(this.started(), 'parseBody', { parts, kind, sharedFields }, { transferList });
+      const parse = () => this.onThread('parseBody', { parts, kind, sharedFields }, { transferList });
       const outcome = await (size < largeTaskChars ? parse() : this.inLargeTurn(parse));
       await largeTextsDecoded(outcome);
       return outcome;
@@ -324,7 +330,7 @@ export class HtmlPool {
     });
     const send = async () => {
       const { task, transferList } = await prepare();
-      return runTask(this.started(), 'default', { ...task, started }, { signal: abort.signal, transferList });
+      return this.onThread('default', { ...task, started }, { signal: abort.signal, transferList });
     };
     try {
       return await (size < largeTaskChars ? send() : this.inLargeTurn(send, turn));
@@ -349,9 +355,18 @@ export class HtmlPool {
     }
   }
 
-  private started(): Piscina {
+  /**
+   * Runs the task `name` on a pool thread. Once `close` is called, a task is refused, and one that
+   * was waiting or running when the threads stopped answers the same: the node is stopping.
+   */
+  private async onThread<N extends keyof WorkerTasks>(name: N, task: WorkerTasks[N][0], options?: TaskOptions): Promise<WorkerTasks[N][1]> {
+    if (this.closed) throw stopping();
     this.pool ??= HtmlPool.threads(Math.max(minimumThreads, this.settings.threads), this.heapMb);
-    return this.pool;
+    try {
+      return await runTask(this.pool, name, task, options);
+    } catch (error) {
+      throw this.closed ? stopping() : error;
+    }
   }
 
   private get heapMb(): number {
@@ -378,8 +393,9 @@ export class HtmlPool {
     });
   }
 
-  /** Stops the worker threads (tasks still running are abandoned). */
+  /** Stops the worker threads: tasks still waiting or running answer 503, and so does any later one. */
   async close(): Promise<void> {
+    this.closed = true;
     await this.pool?.destroy();
     this.pool = undefined;
   }

@@ -20,8 +20,14 @@ export interface WorkerTasks {
   listMatches: [SearchTask, ArticleMatches[]];
 }
 
+/** How a task is sent: a signal that stops its thread, and the buffers it takes along. */
+export interface TaskOptions {
+  signal?: AbortSignal;
+  transferList?: ArrayBuffer[];
+}
+
 /** Runs the worker's export `name` on a thread of `pool`, handing it the buffers of `transferList`. */
-export const runTask = <N extends keyof WorkerTasks>(pool: Piscina, name: N, task: WorkerTasks[N][0], options: { signal?: AbortSignal; transferList?: ArrayBuffer[] } = {}) =>
+export const runTask = <N extends keyof WorkerTasks>(pool: Piscina, name: N, task: WorkerTasks[N][0], options: TaskOptions = {}) =>
   pool.run(task, { name, ...options }) as Promise<WorkerTasks[N][1]>;
 
 /** A task for the `default` export of the worker, with the buffers it takes along. */

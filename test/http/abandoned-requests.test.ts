@@ -119,6 +119,33 @@ describe('a client that stays while the node stops', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     expect((await articleRow(h, a.articleId)).title).toBe('Answered while stopping');
   }, 60_000);
+
+  it('whose edit the pool drops as the node stops gets 503 with Retry-After, nothing saved; so does a later large edit', async () => {
+    const a = await seedArticle(h.services, { body: '<p>No protected links here.</p>' });
+    const before = await articleRow(h, a.articleId);
+    const put = () =>
+      fetch(`${h.settings.publicUrl}/api/v1/articles/${a.articleId}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${a.customer.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Never saved', body }),
+      });
+    const answer = put();
+    for (let i = 0; i < 1_000 && h.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.services.htmlPool.running).toBe(1);
+    // What the shutdown does once its deadline has passed: the threads stop under the edit.
+    await h.services.htmlPool.close();
+
+    for (const response of [await answer, await put()]) {
+      expect([response.status, response.headers.get('retry-after')]).toEqual([503, '1']);
+      expect(await response.json()).toEqual({ error: 'service_unavailable', message: expect.stringMatching(/node is stopping; nothing was saved/) });
+    }
+    expect(h.services.htmlPool.running).toBe(0);
+    expect(await articleRow(h, a.articleId)).toEqual(before);
+    expect(await activityOf(a.customer.keyId)).toEqual([
+      { operation: 'updateArticle', method: 'PUT', status: 503, error: 'service_unavailable' },
+      { operation: 'updateArticle', method: 'PUT', status: 503, error: 'service_unavailable' },
+    ]);
+  }, 60_000);
 });
 
 describe('the METRICS_PORT listener, stopping while a scrape is answered', () => {
