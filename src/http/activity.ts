@@ -5,10 +5,11 @@ import type { Services } from '../services/index.js';
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Resolves once every request taken has had its handler answer, or after `timeoutMs`. Closing
-     * the server does not wait for a request whose client has left: its connection is gone.
+     * Resolves once every request taken has had its handler answer (true), or after `timeoutMs`
+     * (false). Closing the server does not wait for a request whose client has left: its
+     * connection is gone.
      */
-    handlersSettled(timeoutMs: number): Promise<void>;
+    handlersSettled(timeoutMs: number): Promise<boolean>;
   }
 }
 
@@ -21,6 +22,8 @@ declare module 'fastify' {
  * runs its handler, which may still change an article, but Fastify's `onResponse` never comes for
  * it: it is recorded when its handler answers (`onSend`), and a stopping node waits for the
  * handlers still running (`handlersSettled`) before it closes the HTML pool and the database.
+ * Those still running at the deadline have their pool tasks stopped (503) and are waited for
+ * again, briefly, so that they are recorded too.
  */
 export const activityPlugin = fp(async (app: FastifyInstance, options: { services: Services }) => {
   const { activity } = options.services;
@@ -78,7 +81,7 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
   });
 
   app.decorate('handlersSettled', async (timeoutMs: number) => {
-    if (running.size === 0) return;
+    if (running.size === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve) => {
       settle = resolve;
@@ -86,5 +89,6 @@ export const activityPlugin = fp(async (app: FastifyInstance, options: { service
     });
     clearTimeout(timer);
     settle = undefined;
+    return running.size === 0;
   });
 });

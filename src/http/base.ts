@@ -26,7 +26,8 @@ export interface AppOptions {
 
 /**
  * A built listener and how to stop it: readiness turns to "stopping", then in-flight requests finish,
- * including those whose client left (within SHUTDOWN_TIMEOUT_MS).
+ * including those whose client left (within SHUTDOWN_TIMEOUT_MS; past it, their tasks on the HTML
+ * pool are stopped and they answer 503).
  */
 export interface BuiltApp {
   app: FastifyInstance;
@@ -34,6 +35,9 @@ export interface BuiltApp {
   /** Makes the app ready and compiles its answers' serialisers (`compileAll`): run before it listens. */
   warm: () => Promise<void>;
 }
+
+/** How long a stopping listener waits, past its deadline, for the handlers whose pool tasks it stopped. */
+const abandonedGraceMs = 1_000;
 
 /** How often a stopping listener closes the connections that have gone idle since it began to stop. */
 const idleCloseMs = 100;
@@ -99,7 +103,11 @@ export async function buildBaseApp(options: AppOptions): Promise<BuiltApp> {
     const deadline = Date.now() + settings.shutdownTimeoutMs;
     stopping = true;
     await closeListener(app);
-    await app.handlersSettled(Math.max(0, deadline - Date.now()));
+    if (await app.handlersSettled(Math.max(0, deadline - Date.now()))) return;
+    // Past the deadline: edits still on the HTML pool stop there and answer 503 (nothing saved),
+    // so that their handlers end, and are logged, before the activity log's last flush.
+    await services.htmlPool.close();
+    await app.handlersSettled(abandonedGraceMs);
   };
   const warm = async () => {
     await app.ready();

@@ -146,6 +146,35 @@ describe('a client that stays while the node stops', () => {
       { operation: 'updateArticle', method: 'PUT', status: 503, error: 'service_unavailable' },
     ]);
   }, 60_000);
+
+  it('whose edit is still on the pool at SHUTDOWN_TIMEOUT_MS is cut off, and its call is logged with 503, nothing saved', async () => {
+    const short = await startHarness({ listen: true, env: { SHUTDOWN_TIMEOUT_MS: '300' }, log: (line) => log.push(line) });
+    try {
+      const a = await seedArticle(short.services, { body: '<p>No protected links here.</p>' });
+      const before = await articleRow(short, a.articleId);
+      const answer = fetch(`${short.settings.publicUrl}/api/v1/articles/${a.articleId}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${a.customer.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Cut off', body }),
+      }).catch((error: unknown) => error);
+      for (let i = 0; i < 1_000 && short.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(short.services.htmlPool.running).toBe(1);
+
+      // As the node's shutdown deadline does (main.ts): the connections left are cut.
+      const cut = setTimeout(() => short.app.server.closeAllConnections(), 300);
+      await short.stop();
+      clearTimeout(cut);
+
+      expect(await answer).toBeInstanceOf(Error);
+      expect(short.services.htmlPool.running).toBe(0);
+      expect(await articleRow(short, a.articleId)).toEqual(before);
+      await short.services.activity.flush();
+      const records = await short.services.db.kysely.selectFrom('activity_log').select(['operation', 'status', 'error']).where('api_key_id', '=', a.customer.keyId).execute();
+      expect(records).toEqual([{ operation: 'updateArticle', status: 503, error: 'service_unavailable' }]);
+    } finally {
+      await short.close();
+    }
+  }, 60_000);
 });
 
 describe('the METRICS_PORT listener, stopping while a scrape is answered', () => {
