@@ -31,6 +31,12 @@ afterEach(async () => {
 /** Large enough to go to the HTML pool and keep a thread busy a while. */
 const body = `<p>${'<b>left</b> '.repeat(300_000)}</p>`;
 
+/** Resolves once one edit is with `harness`'s HTML pool. */
+async function untilPoolRuns(harness: Harness): Promise<void> {
+  for (let i = 0; i < 1_000 && harness.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(harness.services.htmlPool.running).toBe(1);
+}
+
 /** PUTs `body` over a real connection and leaves once the edit is with the HTML pool. */
 async function putAndLeave(articleId: number, key: string): Promise<void> {
   const payload = JSON.stringify({ title: 'Sent, then the client left', body });
@@ -40,14 +46,13 @@ async function putAndLeave(articleId: number, key: string): Promise<void> {
   });
   sent.on('error', () => undefined);
   sent.end(payload);
-  for (let i = 0; i < 1_000 && h.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(h.services.htmlPool.running).toBe(1);
+  await untilPoolRuns(h);
   sent.destroy();
 }
 
-const activityOf = async (keyId: number) => {
-  await h.services.activity.flush();
-  return h.services.db.kysely.selectFrom('activity_log').select(['operation', 'method', 'status', 'error']).where('api_key_id', '=', keyId).execute();
+const activityOf = async (keyId: number, harness = h) => {
+  await harness.services.activity.flush();
+  return harness.services.db.kysely.selectFrom('activity_log').select(['operation', 'method', 'status', 'error']).where('api_key_id', '=', keyId).execute();
 };
 
 describe('a client that leaves while its edit runs, then the node stops', () => {
@@ -111,8 +116,7 @@ describe('a client that stays while the node stops', () => {
       headers: { authorization: `Bearer ${a.customer.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ title: 'Answered while stopping', body }),
     });
-    for (let i = 0; i < 1_000 && h.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(h.services.htmlPool.running).toBe(1);
+    await untilPoolRuns(h);
 
     const started = Date.now();
     await Promise.all([h.stop(), answer.then(async (response) => expect([response.status, (await response.json()).data.title]).toEqual([200, 'Answered while stopping']))]);
@@ -130,8 +134,7 @@ describe('a client that stays while the node stops', () => {
         body: JSON.stringify({ title: 'Never saved', body }),
       });
     const answer = put();
-    for (let i = 0; i < 1_000 && h.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(h.services.htmlPool.running).toBe(1);
+    await untilPoolRuns(h);
     // What the shutdown does once its deadline has passed: the threads stop under the edit.
     await h.services.htmlPool.close();
 
@@ -157,8 +160,7 @@ describe('a client that stays while the node stops', () => {
         headers: { authorization: `Bearer ${a.customer.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ title: 'Cut off', body }),
       }).catch((error: unknown) => error);
-      for (let i = 0; i < 1_000 && short.services.htmlPool.running === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(short.services.htmlPool.running).toBe(1);
+      await untilPoolRuns(short);
 
       // As the node's shutdown deadline does (main.ts): the connections left are cut.
       const cut = setTimeout(() => short.app.server.closeAllConnections(), 300);
@@ -168,9 +170,7 @@ describe('a client that stays while the node stops', () => {
       expect(await answer).toBeInstanceOf(Error);
       expect(short.services.htmlPool.running).toBe(0);
       expect(await articleRow(short, a.articleId)).toEqual(before);
-      await short.services.activity.flush();
-      const records = await short.services.db.kysely.selectFrom('activity_log').select(['operation', 'status', 'error']).where('api_key_id', '=', a.customer.keyId).execute();
-      expect(records).toEqual([{ operation: 'updateArticle', status: 503, error: 'service_unavailable' }]);
+      expect(await activityOf(a.customer.keyId, short)).toEqual([{ operation: 'updateArticle', method: 'PUT', status: 503, error: 'service_unavailable' }]);
     } finally {
       await short.close();
     }
